@@ -1,0 +1,31 @@
+# Makefile for shardid (PGXS)
+
+MODULE_big = shardid
+OBJS = \
+	$(WIN32RES) \
+	src/clock.o \
+	src/codec.o \
+	src/guard.o \
+	src/rule.o \
+	src/shardid.o
+PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
+
+EXTENSION = shardid
+DATA = shardid--1.0.sql
+
+REGRESS = codec errors shortcode markings next properties
+REGRESS_OPTS = --load-extension=shardid
+ISOLATION = concurrent
+ISOLATION_OPTS = --load-extension=shardid
+TAP_TESTS = 1
+
+# -Wextra, less the unused-parameter warnings that PostgreSQL's own headers
+# and the PG_FUNCTION_ARGS convention raise.  `make WERROR=1` adds -Werror.
+PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
+ifdef WERROR
+PG_CFLAGS += -Werror
+endif
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

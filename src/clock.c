@@ -1,0 +1,49 @@
+/*-------------------------------------------------------------------------
+ *
+ * clock.c
+ *	  The one source of time for shardid, and conversions to Unix time.
+ *
+ * shardid_next reads the wall clock here and nowhere else: the same clock
+ * that clock_timestamp() reports, not the transaction start of now().
+ * Everything else in shardid works in milliseconds after the Unix epoch,
+ * floored, so that a time and the millisecond it falls in agree also
+ * before 1970.
+ *
+ * src/clock.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "utils/timestamp.h"
+
+#include "clock.h"
+#include "codec.h"
+
+/* microseconds from 1970-01-01 to 2000-01-01, PostgreSQL's own epoch */
+#define UNIX_TO_POSTGRES_US \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+
+int64
+shardid_clock_now_us(void)
+{
+	return shardid_timestamptz_to_unix_us(GetCurrentTimestamp());
+}
+
+int64
+shardid_timestamptz_to_unix_us(TimestampTz ts)
+{
+	return ts + UNIX_TO_POSTGRES_US;
+}
+
+int64
+shardid_timestamptz_to_unix_ms(TimestampTz ts)
+{
+	return shardid_floor_div(shardid_timestamptz_to_unix_us(ts), 1000);
+}
+
+TimestampTz
+shardid_unix_ms_to_timestamptz(int64 unix_ms)
+{
+	return unix_ms * 1000 - UNIX_TO_POSTGRES_US;
+}

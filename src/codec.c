@@ -1,0 +1,163 @@
+/*-------------------------------------------------------------------------
+ *
+ * codec.c
+ *	  Pure arithmetic on shardid IDs: composing, splitting, shortcodes.
+ *
+ * An ID is (time << 23) | (shard << 10) | seq, with the widths named in
+ * layout.h.  The shortcode is the ID written in base 64 with Instagram's
+ * URL alphabet (A-Z a-z 0-9 - _, where A is 0), most significant digit
+ * first, without leading zero digits, so every ID has exactly one code.
+ *
+ * No PostgreSQL calls: see codec.h.
+ *
+ * src/codec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "codec.h"
+
+static const char shortcode_alphabet[] =
+"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+int64_t
+shardid_floor_div(int64_t a, int64_t b)
+{
+	int64_t		q = a / b;
+
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+/*
+ * A sequence value's block: floor(value / 1024).  Written as a division so
+ * that negative values (descending sequences) behave the same on every
+ * compiler.
+ */
+int64_t
+shardid_seq_block(int64_t value)
+{
+	return shardid_floor_div(value, SHARDID_SEQ_PER_MS);
+}
+
+/* value mod 1024, always 0 to 1023, also for negative values. */
+int32_t
+shardid_seq_slot(int64_t value)
+{
+	return (int32_t) (value - shardid_seq_block(value) * SHARDID_SEQ_PER_MS);
+}
+
+int64_t
+shardid_horizon_ms(int64_t epoch_ms)
+{
+	return epoch_ms + SHARDID_MAX_TIME_MS;
+}
+
+ShardidStatus
+shardid_compose(int64_t unix_ms, int64_t epoch_ms, int32_t shard,
+				int32_t seq, int64_t *id)
+{
+	int64_t		elapsed;
+
+	if (shard < 0 || shard > SHARDID_MAX_SHARD)
+		return SHARDID_SHARD_OUT_OF_RANGE;
+	if (seq < 0 || seq > SHARDID_MAX_SEQ)
+		return SHARDID_SEQ_OUT_OF_RANGE;
+	if (unix_ms < epoch_ms)
+		return SHARDID_BEFORE_EPOCH;
+	/* compare without overflow: callers keep epoch_ms far from the limits */
+	elapsed = unix_ms - epoch_ms;
+	if (elapsed > SHARDID_MAX_TIME_MS)
+		return SHARDID_PAST_HORIZON;
+
+	*id = (elapsed << SHARDID_TIME_SHIFT) |
+		((int64_t) shard << SHARDID_SHARD_SHIFT) |
+		(int64_t) seq;
+	return SHARDID_OK;
+}
+
+ShardidStatus
+shardid_split(int64_t id, int64_t epoch_ms, int64_t *unix_ms,
+			  int32_t *shard, int32_t *seq)
+{
+	if (id < 0)
+		return SHARDID_NEGATIVE_ID;
+	if (unix_ms)
+		*unix_ms = epoch_ms + (id >> SHARDID_TIME_SHIFT);
+	if (shard)
+		*shard = (int32_t) ((id >> SHARDID_SHARD_SHIFT) & SHARDID_SHARD_MASK);
+	if (seq)
+		*seq = (int32_t) (id & SHARDID_SEQ_MASK);
+	return SHARDID_OK;
+}
+
+size_t
+shardid_shortcode_encode(int64_t id, char *buf)
+{
+	char		rev[SHARDID_SHORTCODE_MAXLEN];
+	size_t		n = 0;
+	uint64_t	v = (uint64_t) id;
+	size_t		i;
+
+	do
+	{
+		rev[n++] = shortcode_alphabet[v & 63];
+		v >>= SHARDID_SHORTCODE_BITS;
+	} while (v != 0 && n < SHARDID_SHORTCODE_MAXLEN);
+
+	for (i = 0; i < n; i++)
+		buf[i] = rev[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+/* The digit value of c, or -1 if c is not in the alphabet. */
+static int
+shortcode_digit(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '-')
+		return 62;
+	if (c == '_')
+		return 63;
+	return -1;
+}
+
+ShardidStatus
+shardid_shortcode_decode(const char *code, size_t len, int64_t *id,
+						 size_t *bad_pos)
+{
+	uint64_t	v = 0;
+	size_t		i;
+
+	if (len == 0)
+		return SHARDID_CODE_EMPTY;
+	for (i = 0; i < len; i++)
+	{
+		if (shortcode_digit((unsigned char) code[i]) < 0)
+		{
+			*bad_pos = i;
+			return SHARDID_CODE_BAD_CHAR;
+		}
+	}
+	if (len > SHARDID_SHORTCODE_MAXLEN)
+		return SHARDID_CODE_TOO_LONG;
+	if (len > 1 && code[0] == 'A')
+		return SHARDID_CODE_LEADING_ZERO;
+	for (i = 0; i < len; i++)
+	{
+		uint64_t	d = (uint64_t) shortcode_digit((unsigned char) code[i]);
+
+		/* v * 64 + d must stay within 63 bits */
+		if (v > (((uint64_t) INT64_MAX - d) >> SHARDID_SHORTCODE_BITS))
+			return SHARDID_CODE_OVERFLOW;
+		v = (v << SHARDID_SHORTCODE_BITS) | d;
+	}
+	*id = (int64_t) v;
+	return SHARDID_OK;
+}

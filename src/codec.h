@@ -1,0 +1,72 @@
+/*-------------------------------------------------------------------------
+ *
+ * codec.h
+ *	  Pure arithmetic on shardid IDs: composing, splitting, shortcodes.
+ *
+ * Nothing here calls into PostgreSQL, so the same object file links into
+ * the unit tests and the fuzzer under test/unit.  Times are integer
+ * milliseconds after the Unix epoch.
+ *
+ * src/codec.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_CODEC_H
+#define SHARDID_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "layout.h"
+
+typedef enum ShardidStatus
+{
+	SHARDID_OK = 0,
+	SHARDID_SHARD_OUT_OF_RANGE,
+	SHARDID_SEQ_OUT_OF_RANGE,
+	SHARDID_BEFORE_EPOCH,
+	SHARDID_PAST_HORIZON,
+	SHARDID_NEGATIVE_ID,
+	SHARDID_CODE_EMPTY,
+	SHARDID_CODE_BAD_CHAR,
+	SHARDID_CODE_LEADING_ZERO,
+	SHARDID_CODE_TOO_LONG,
+	SHARDID_CODE_OVERFLOW
+} ShardidStatus;
+
+/* Floor division and modulo for a positive divisor. */
+extern int64_t shardid_floor_div(int64_t a, int64_t b);
+
+/* The 1,024-aligned block a sequence value belongs to, and its slot. */
+extern int64_t shardid_seq_block(int64_t value);
+extern int32_t shardid_seq_slot(int64_t value);
+
+/*
+ * Build an ID from a time, a shard and a 10-bit sequence slot.  Checks every
+ * part; on failure *id is left alone.
+ */
+extern ShardidStatus shardid_compose(int64_t unix_ms, int64_t epoch_ms,
+									 int32_t shard, int32_t seq, int64_t *id);
+
+/* Split a non-negative ID into its parts. */
+extern ShardidStatus shardid_split(int64_t id, int64_t epoch_ms,
+								   int64_t *unix_ms, int32_t *shard,
+								   int32_t *seq);
+
+/* The last millisecond (Unix ms) that still encodes to a positive ID. */
+extern int64_t shardid_horizon_ms(int64_t epoch_ms);
+
+/*
+ * Write the shortcode of a non-negative id into buf (at least
+ * SHARDID_SHORTCODE_MAXLEN + 1 bytes), NUL-terminated; returns its length.
+ */
+extern size_t shardid_shortcode_encode(int64_t id, char *buf);
+
+/*
+ * Parse a shortcode of len bytes.  On SHARDID_CODE_BAD_CHAR, *bad_pos is the
+ * offset of the first bad byte.
+ */
+extern ShardidStatus shardid_shortcode_decode(const char *code, size_t len,
+											  int64_t *id, size_t *bad_pos);
+
+#endif							/* SHARDID_CODEC_H */

@@ -1,0 +1,386 @@
+/*-------------------------------------------------------------------------
+ *
+ * shardid.c
+ *	  SQL entry points of shardid: Instagram-style 64-bit IDs.
+ *
+ *	  | 0 | 41 bits: ms since the epoch | 13 bits: shard | 10 bits: seq |
+ *
+ * This file turns SQL arguments into the plain integers that codec.c works
+ * on, checks them, and turns codec statuses into errors with SQLSTATEs.
+ * shardid_next also calls nextval and hands the value to the guard
+ * (guard.c), which picks the millisecond.
+ *
+ * Every function taking an epoch has a twin without it that uses the
+ * default epoch, 2011-01-01 00:00:00 UTC.
+ *
+ * src/shardid.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_class_d.h"
+#include "commands/sequence.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
+
+#include "clock.h"
+#include "shardid.h"
+
+PG_MODULE_MAGIC;
+
+PG_FUNCTION_INFO_V1(shardid_next);
+PG_FUNCTION_INFO_V1(shardid_encode);
+PG_FUNCTION_INFO_V1(shardid_decode);
+PG_FUNCTION_INFO_V1(shardid_shard);
+PG_FUNCTION_INFO_V1(shardid_seq);
+PG_FUNCTION_INFO_V1(shardid_created_at);
+PG_FUNCTION_INFO_V1(shardid_floor);
+PG_FUNCTION_INFO_V1(shardid_horizon);
+PG_FUNCTION_INFO_V1(shardid_to_shortcode);
+PG_FUNCTION_INFO_V1(shardid_from_shortcode);
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	shardid_guard_define();
+}
+
+static const char *
+unix_ms_to_str(int64 unix_ms)
+{
+	return timestamptz_to_str(shardid_unix_ms_to_timestamptz(unix_ms));
+}
+
+void
+shardid_report(ShardidStatus status, int64 unix_ms, int64 epoch_ms,
+			   int64 shard, int64 seq)
+{
+	switch (status)
+	{
+		case SHARDID_SHARD_OUT_OF_RANGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("shard ID %lld is out of range", (long long) shard),
+					 errdetail("Valid shard IDs are 0 to %d.", SHARDID_MAX_SHARD)));
+			break;
+		case SHARDID_SEQ_OUT_OF_RANGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("sequence number %lld is out of range", (long long) seq),
+					 errdetail("Valid sequence numbers are 0 to %d.", SHARDID_MAX_SEQ)));
+			break;
+		case SHARDID_BEFORE_EPOCH:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("time %s is before the epoch", unix_ms_to_str(unix_ms)),
+					 errdetail("IDs encode milliseconds since the epoch %s.",
+							   unix_ms_to_str(epoch_ms))));
+			break;
+		case SHARDID_PAST_HORIZON:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("time %s is past the horizon of the epoch", unix_ms_to_str(unix_ms)),
+					 errdetail("With the epoch %s, the last millisecond that encodes to a positive bigint is %s.",
+							   unix_ms_to_str(epoch_ms),
+							   unix_ms_to_str(shardid_horizon_ms(epoch_ms))),
+					 errhint("Use a later epoch for new IDs.")));
+			break;
+		default:
+			elog(ERROR, "unexpected shardid status %d", (int) status);
+	}
+	pg_unreachable();
+}
+
+/*
+ * The epoch argument at argno, or the default epoch if the function was
+ * called without one, in Unix ms.  An epoch must be finite, a whole
+ * millisecond, and leave room for its horizon in timestamptz.
+ */
+static int64
+epoch_arg(FunctionCallInfo fcinfo, int argno)
+{
+	TimestampTz epoch;
+	int64		epoch_us;
+
+	if (PG_NARGS() <= argno)
+		return SHARDID_DEFAULT_EPOCH_UNIX_MS;
+
+	epoch = PG_GETARG_TIMESTAMPTZ(argno);
+	if (TIMESTAMP_NOT_FINITE(epoch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epoch %s is not finite", timestamptz_to_str(epoch)),
+				 errdetail("The epoch must be a finite timestamp.")));
+
+	epoch_us = shardid_timestamptz_to_unix_us(epoch);
+	if (epoch_us % 1000 != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epoch %s is not a whole millisecond",
+						timestamptz_to_str(epoch)),
+				 errdetail("IDs count whole milliseconds since the epoch.")));
+
+	if (!IS_VALID_TIMESTAMP(epoch + SHARDID_MAX_TIME_MS * 1000))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("epoch %s is out of range", timestamptz_to_str(epoch)),
+				 errdetail("The epoch's horizon, %lld ms later, must be a valid timestamp.",
+						   (long long) SHARDID_MAX_TIME_MS)));
+
+	return epoch_us / 1000;
+}
+
+/* A timestamptz argument in Unix ms, refusing infinity. */
+static int64
+time_arg(FunctionCallInfo fcinfo, int argno)
+{
+	TimestampTz ts = PG_GETARG_TIMESTAMPTZ(argno);
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("time %s is not finite", timestamptz_to_str(ts)),
+				 errdetail("IDs encode finite times only.")));
+	return shardid_timestamptz_to_unix_ms(ts);
+}
+
+static void
+check_shard(int32 shard)
+{
+	if (shard < 0 || shard > SHARDID_MAX_SHARD)
+		shardid_report(SHARDID_SHARD_OUT_OF_RANGE, 0, 0, shard, 0);
+}
+
+/* An ID argument, refusing negative values. */
+static int64
+id_arg(FunctionCallInfo fcinfo, int argno)
+{
+	int64		id = PG_GETARG_INT64(argno);
+
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ID %lld is negative", (long long) id),
+				 errdetail("shardid IDs are positive bigints: bit 63 is always 0.")));
+	return id;
+}
+
+/*
+ * shardid_next(shard integer, seq regclass [, epoch timestamptz]) -> bigint
+ *
+ * A new ID from the wall clock, the shard, and nextval(seq) mod 1024, never
+ * the same twice for one sequence (see guard.c).
+ */
+Datum
+shardid_next(PG_FUNCTION_ARGS)
+{
+	int32		shard = PG_GETARG_INT32(0);
+	Oid			seqid = PG_GETARG_OID(1);
+	int64		epoch_ms = epoch_arg(fcinfo, 2);
+	int64		now_ms;
+	int64		value;
+	char		relkind;
+
+	check_shard(shard);
+	shardid_guard_require();
+
+	relkind = get_rel_relkind(seqid);
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", seqid)));
+	if (relkind != RELKIND_SEQUENCE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a sequence", get_rel_name(seqid)),
+				 errhint("Pass the sequence that numbers this table's IDs.")));
+
+	/* Refuse before spending a sequence value on an ID that cannot be. */
+	now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+	if (epoch_ms > now_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epoch %s is in the future", unix_ms_to_str(epoch_ms)),
+				 errdetail("The clock reads %s.", unix_ms_to_str(now_ms))));
+	if (now_ms > shardid_horizon_ms(epoch_ms))
+		shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, shard, 0);
+
+	/* The caller's rights: nextval's own USAGE/UPDATE check. */
+	value = nextval_internal(seqid, true);
+
+	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, epoch_ms));
+}
+
+/*
+ * shardid_encode(created_at, shard, seq [, epoch]) -> bigint
+ */
+Datum
+shardid_encode(PG_FUNCTION_ARGS)
+{
+	int64		unix_ms = time_arg(fcinfo, 0);
+	int32		shard = PG_GETARG_INT32(1);
+	int32		seq = PG_GETARG_INT32(2);
+	int64		epoch_ms = epoch_arg(fcinfo, 3);
+	int64		id = 0;
+	ShardidStatus status;
+
+	status = shardid_compose(unix_ms, epoch_ms, shard, seq, &id);
+	if (status != SHARDID_OK)
+		shardid_report(status, unix_ms, epoch_ms, shard, seq);
+	PG_RETURN_INT64(id);
+}
+
+/*
+ * shardid_decode(id [, epoch]) -> (created_at timestamptz, shard int, seq int)
+ */
+Datum
+shardid_decode(PG_FUNCTION_ARGS)
+{
+	int64		id = id_arg(fcinfo, 0);
+	int64		epoch_ms = epoch_arg(fcinfo, 1);
+	TupleDesc	tupdesc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	int64		unix_ms;
+	int32		shard;
+	int32		seq;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	(void) shardid_split(id, epoch_ms, &unix_ms, &shard, &seq);
+	values[0] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(unix_ms));
+	values[1] = Int32GetDatum(shard);
+	values[2] = Int32GetDatum(seq);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* shardid_shard(id) -> integer: (id >> 10) & 8191 */
+Datum
+shardid_shard(PG_FUNCTION_ARGS)
+{
+	int32		shard;
+
+	(void) shardid_split(id_arg(fcinfo, 0), 0, NULL, &shard, NULL);
+	PG_RETURN_INT32(shard);
+}
+
+/* shardid_seq(id) -> integer: id & 1023 */
+Datum
+shardid_seq(PG_FUNCTION_ARGS)
+{
+	int32		seq;
+
+	(void) shardid_split(id_arg(fcinfo, 0), 0, NULL, NULL, &seq);
+	PG_RETURN_INT32(seq);
+}
+
+/* shardid_created_at(id [, epoch]) -> timestamptz */
+Datum
+shardid_created_at(PG_FUNCTION_ARGS)
+{
+	int64		id = id_arg(fcinfo, 0);
+	int64		unix_ms;
+
+	(void) shardid_split(id, epoch_arg(fcinfo, 1), &unix_ms, NULL, NULL);
+	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(unix_ms));
+}
+
+/*
+ * shardid_floor(ts [, epoch]) -> bigint: the smallest ID of ts's
+ * millisecond, shard 0 and seq 0.
+ */
+Datum
+shardid_floor(PG_FUNCTION_ARGS)
+{
+	int64		unix_ms = time_arg(fcinfo, 0);
+	int64		epoch_ms = epoch_arg(fcinfo, 1);
+	int64		id = 0;
+	ShardidStatus status;
+
+	status = shardid_compose(unix_ms, epoch_ms, 0, 0, &id);
+	if (status != SHARDID_OK)
+		shardid_report(status, unix_ms, epoch_ms, 0, 0);
+	PG_RETURN_INT64(id);
+}
+
+/* shardid_horizon([epoch]) -> timestamptz */
+Datum
+shardid_horizon(PG_FUNCTION_ARGS)
+{
+	int64		epoch_ms = epoch_arg(fcinfo, 0);
+
+	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_horizon_ms(epoch_ms)));
+}
+
+/* shardid_to_shortcode(id) -> text */
+Datum
+shardid_to_shortcode(PG_FUNCTION_ARGS)
+{
+	char		buf[SHARDID_SHORTCODE_MAXLEN + 1];
+
+	(void) shardid_shortcode_encode(id_arg(fcinfo, 0), buf);
+	PG_RETURN_TEXT_P(cstring_to_text(buf));
+}
+
+/* shardid_from_shortcode(code) -> bigint */
+Datum
+shardid_from_shortcode(PG_FUNCTION_ARGS)
+{
+	text	   *code = PG_GETARG_TEXT_PP(0);
+	const char *s = VARDATA_ANY(code);
+	size_t		len = VARSIZE_ANY_EXHDR(code);
+	int64		id = 0;
+	size_t		bad_pos = 0;
+
+	switch (shardid_shortcode_decode(s, len, &id, &bad_pos))
+	{
+		case SHARDID_OK:
+			break;
+		case SHARDID_CODE_EMPTY:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("shortcode is empty"),
+					 errdetail("A shortcode has 1 to %d characters.",
+							   SHARDID_SHORTCODE_MAXLEN)));
+			break;
+		case SHARDID_CODE_BAD_CHAR:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid character in shortcode \"%s\"",
+							text_to_cstring(code)),
+					 errdetail("Byte %zu is not one of A-Z, a-z, 0-9, \"-\" and \"_\".",
+							   bad_pos + 1)));
+			break;
+		case SHARDID_CODE_TOO_LONG:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("shortcode \"%s\" is too long", text_to_cstring(code)),
+					 errdetail("A shortcode has at most %d characters.",
+							   SHARDID_SHORTCODE_MAXLEN)));
+			break;
+		case SHARDID_CODE_LEADING_ZERO:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("shortcode \"%s\" has a leading \"A\"", text_to_cstring(code)),
+					 errdetail("\"A\" is the digit zero; shortcodes are written without leading zeros, so each ID has one shortcode.")));
+			break;
+		case SHARDID_CODE_OVERFLOW:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("shortcode \"%s\" is out of range", text_to_cstring(code)),
+					 errdetail("Shortcodes stand for IDs of at most 63 bits; the largest is \"H__________\".")));
+			break;
+		default:
+			elog(ERROR, "unexpected shortcode status");
+	}
+	PG_RETURN_INT64(id);
+}

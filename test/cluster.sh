@@ -1,0 +1,67 @@
+# test/cluster.sh: start and stop throwaway PostgreSQL clusters.
+# Sourced by test/run.sh, demo/run.sh and bench/run.sh.
+#
+# initdb and postgres refuse to run as root, so as root the cluster belongs
+# to the postgres OS user; as anyone else it belongs to that user.  Servers
+# listen on a Unix socket in the cluster's directory and on 127.0.0.1 only.
+
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+
+# run a command as the cluster owner
+as_owner() {
+	if [ "$(id -u)" = 0 ]; then
+		runuser -u postgres -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# cluster_start DIR PORT [CONF_LINE...]: initdb DIR, start it on PORT with
+# shardid preloaded; extra arguments are appended to postgresql.conf.
+# Afterwards PGHOST, PGPORT, PGUSER and PGDATABASE point at it.
+cluster_start() {
+	local dir=$1 port=$2 line
+	shift 2
+	mkdir -p "$dir"
+	[ "$(id -u)" = 0 ] && chown postgres: "$dir"
+	chmod 700 "$dir"
+	as_owner "$PG_BINDIR/initdb" -D "$dir" -U postgres -A trust \
+		--no-sync -E UTF8 --locale=C >"$dir.initdb.log" 2>&1 ||
+		{ cat "$dir.initdb.log"; return 1; }
+	{
+		echo "port = $port"
+		echo "listen_addresses = '127.0.0.1'"
+		echo "unix_socket_directories = '$dir'"
+		echo "shared_preload_libraries = 'shardid'"
+		echo "timezone = 'UTC'"
+		echo "fsync = off"
+		for line in "$@"; do echo "$line"; done
+	} >>"$dir/postgresql.conf"
+	as_owner "$PG_BINDIR/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null ||
+		{ cat "$dir/server.log"; return 1; }
+	export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
+}
+
+# cluster_stop DIR: stop the cluster if it runs
+cluster_stop() {
+	local dir=$1
+	if [ -f "$dir/postmaster.pid" ]; then
+		as_owner "$PG_BINDIR/pg_ctl" -D "$dir" -m fast -w stop >/dev/null 2>&1 || true
+	fi
+}
+
+# install_packages PKG...: apt-get install what is missing (root only)
+install_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "missing Debian packages: ${missing[*]} (install them as root)" >&2
+		return 1
+	fi
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
