@@ -18,6 +18,7 @@ REGRESS_OPTS = --load-extension=shardid
 ISOLATION = concurrent
 ISOLATION_OPTS = --load-extension=shardid
 TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 # -Wextra, less the unused-parameter warnings that PostgreSQL's own headers
 # and the PG_FUNCTION_ARGS convention raise.  `make WERROR=1` adds -Werror.
@@ -29,3 +30,8 @@ endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The TAP tests alone (test/run.sh runs them as the cluster owner).
+.PHONY: tapcheck
+tapcheck:
+	$(prove_installcheck)

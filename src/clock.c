@@ -20,30 +20,28 @@
 #include "clock.h"
 #include "codec.h"
 
-/* microseconds from 1970-01-01 to 2000-01-01, PostgreSQL's own epoch */
-#define UNIX_TO_POSTGRES_US \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * USECS_PER_DAY)
+/*
+ * Milliseconds from 1970-01-01 to 2000-01-01, PostgreSQL's own epoch.
+ * Conversions go through milliseconds so that no valid timestamptz, not
+ * even one near the end of its range, overflows on the way.
+ */
+#define UNIX_TO_POSTGRES_MS \
+	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
 
 int64
 shardid_clock_now_us(void)
 {
-	return shardid_timestamptz_to_unix_us(GetCurrentTimestamp());
-}
-
-int64
-shardid_timestamptz_to_unix_us(TimestampTz ts)
-{
-	return ts + UNIX_TO_POSTGRES_US;
+	return GetCurrentTimestamp() + UNIX_TO_POSTGRES_MS * 1000;
 }
 
 int64
 shardid_timestamptz_to_unix_ms(TimestampTz ts)
 {
-	return shardid_floor_div(shardid_timestamptz_to_unix_us(ts), 1000);
+	return shardid_floor_div(ts, 1000) + UNIX_TO_POSTGRES_MS;
 }
 
 TimestampTz
 shardid_unix_ms_to_timestamptz(int64 unix_ms)
 {
-	return unix_ms * 1000 - UNIX_TO_POSTGRES_US;
+	return (unix_ms - UNIX_TO_POSTGRES_MS) * 1000;
 }

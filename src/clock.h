@@ -15,8 +15,7 @@
 /* The wall clock now, in microseconds after the Unix epoch. */
 extern int64 shardid_clock_now_us(void);
 
-/* Conversions between timestamptz and Unix micro/milliseconds. */
-extern int64 shardid_timestamptz_to_unix_us(TimestampTz ts);
+/* Conversions between timestamptz and Unix milliseconds (floored). */
 extern int64 shardid_timestamptz_to_unix_ms(TimestampTz ts);
 extern TimestampTz shardid_unix_ms_to_timestamptz(int64 unix_ms);
 

@@ -405,8 +405,8 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 							(long long) regression_ms),
 					 errdetail("Sequence \"%s\" last issued an ID for %s; the clock now reads %s, and shardid.max_clock_regression is %d ms.",
 							   seqname ? seqname : "?",
-							   timestamptz_to_str(shardid_unix_ms_to_timestamptz(last_ms)),
-							   timestamptz_to_str(shardid_unix_ms_to_timestamptz(shardid_floor_div(now_us, 1000))),
+							   pstrdup(timestamptz_to_str(shardid_unix_ms_to_timestamptz(last_ms))),
+							   pstrdup(timestamptz_to_str(shardid_unix_ms_to_timestamptz(shardid_floor_div(now_us, 1000)))),
 							   guard_max_clock_regression),
 					 errhint("Fix the clock, or wait until it passes the last issued millisecond.  Use slewing, not stepping, for NTP.")));
 		}

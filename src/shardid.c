@@ -22,6 +22,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_class_d.h"
 #include "commands/sequence.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -52,10 +53,11 @@ _PG_init(void)
 	shardid_guard_define();
 }
 
-static const char *
+/* A Unix millisecond as text; a copy, since one message may need two. */
+static char *
 unix_ms_to_str(int64 unix_ms)
 {
-	return timestamptz_to_str(shardid_unix_ms_to_timestamptz(unix_ms));
+	return pstrdup(timestamptz_to_str(shardid_unix_ms_to_timestamptz(unix_ms)));
 }
 
 void
@@ -107,7 +109,7 @@ static int64
 epoch_arg(FunctionCallInfo fcinfo, int argno)
 {
 	TimestampTz epoch;
-	int64		epoch_us;
+	TimestampTz horizon;
 
 	if (PG_NARGS() <= argno)
 		return SHARDID_DEFAULT_EPOCH_UNIX_MS;
@@ -119,22 +121,22 @@ epoch_arg(FunctionCallInfo fcinfo, int argno)
 				 errmsg("epoch %s is not finite", timestamptz_to_str(epoch)),
 				 errdetail("The epoch must be a finite timestamp.")));
 
-	epoch_us = shardid_timestamptz_to_unix_us(epoch);
-	if (epoch_us % 1000 != 0)
+	if (epoch % 1000 != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("epoch %s is not a whole millisecond",
 						timestamptz_to_str(epoch)),
 				 errdetail("IDs count whole milliseconds since the epoch.")));
 
-	if (!IS_VALID_TIMESTAMP(epoch + SHARDID_MAX_TIME_MS * 1000))
+	if (pg_add_s64_overflow(epoch, SHARDID_MAX_TIME_MS * 1000, &horizon) ||
+		!IS_VALID_TIMESTAMP(horizon))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("epoch %s is out of range", timestamptz_to_str(epoch)),
 				 errdetail("The epoch's horizon, %lld ms later, must be a valid timestamp.",
 						   (long long) SHARDID_MAX_TIME_MS)));
 
-	return epoch_us / 1000;
+	return shardid_timestamptz_to_unix_ms(epoch);
 }
 
 /* A timestamptz argument in Unix ms, refusing infinity. */

@@ -1,0 +1,35 @@
+--
+-- The catalog tells the truth: volatility, strictness, parallel safety,
+-- return types, and no elevated rights.
+--
+SELECT p.oid::regprocedure AS function,
+       CASE p.provolatile WHEN 'i' THEN 'IMMUTABLE' WHEN 's' THEN 'STABLE' ELSE 'VOLATILE' END AS volatility,
+       CASE WHEN p.proisstrict THEN 'STRICT' ELSE 'CALLED ON NULL INPUT' END AS strict,
+       CASE p.proparallel WHEN 's' THEN 'SAFE' WHEN 'r' THEN 'RESTRICTED' ELSE 'UNSAFE' END AS parallel,
+       pg_get_function_result(p.oid) AS returns,
+       p.prosecdef AS security_definer,
+       l.lanname AS language
+  FROM pg_proc p
+  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'shardid'
+  JOIN pg_language l ON l.oid = p.prolang
+ ORDER BY p.proname, p.pronargs;
+
+-- Everything the extension made.
+SELECT pg_describe_object(classid, objid, 0) AS object
+  FROM pg_depend
+ WHERE refclassid = 'pg_extension'::regclass
+   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid')
+   AND deptype = 'e'
+ ORDER BY 1;
+
+-- Not trusted: only a superuser may create it.
+SELECT name, version, superuser, trusted, relocatable
+  FROM pg_available_extension_versions WHERE name = 'shardid';
+
+-- Resetting the guard's counters is not granted to PUBLIC.
+SELECT has_function_privilege('public', 'shardid_stats_reset()', 'EXECUTE') AS public_may_reset,
+       has_function_privilege('public', 'shardid_next(integer, regclass)', 'EXECUTE') AS public_may_generate;
+
+-- shardid_decode gives three named columns.
+SELECT * FROM shardid_decode(0) WHERE false;

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test/run.sh: build shardid with -Wall -Wextra -Werror, install it, and run
+# every test suite against real PostgreSQL 15 servers:
+#   unit      the pure codec and rule in C (test/unit)
+#   regress   pg_regress suites in sql/ and expected/
+#   isolation isolation specs in specs/
+#   tap       TAP tests in test/t (each starts the servers it needs)
+# Exits non-zero if anything fails; prints regression.diffs when pg_regress
+# or the isolation tester fails.  Stops every server it started.
+#
+# Usage: bash test/run.sh [--tap test/t/NAME.pl ...] [--skip-tap]
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+. test/cluster.sh
+PG_CONFIG=$PG_BINDIR/pg_config
+
+tap_tests=""
+skip_tap=0
+while [ $# -gt 0 ]; do
+	case $1 in
+		--tap) tap_tests="$tap_tests $2"; shift 2 ;;
+		--skip-tap) skip_tap=1; shift ;;
+		*) echo "usage: bash test/run.sh [--tap test/t/NAME.pl ...] [--skip-tap]" >&2; exit 2 ;;
+	esac
+done
+
+echo "== packages"
+install_packages make gcc rsync postgresql-15 postgresql-server-dev-15 \
+	libipc-run-perl faketime postgresql-15-plproxy gnuplot-nox
+
+echo "== build"
+make -s clean PG_CONFIG="$PG_CONFIG"
+make -s WERROR=1 PG_CONFIG="$PG_CONFIG"
+if [ -w "$($PG_CONFIG --pkglibdir)" ]; then
+	make -s install PG_CONFIG="$PG_CONFIG"
+else
+	sudo -n make -s install PG_CONFIG="$PG_CONFIG"
+fi
+
+passed=0
+failed=0
+step() {
+	local name=$1
+	shift
+	echo "== $name"
+	if "$@"; then
+		passed=$((passed + 1))
+	else
+		echo "FAILED: $name"
+		failed=$((failed + 1))
+	fi
+}
+
+# Tests run in a copy of the tree that the cluster owner may write to.
+work=$(mktemp -d /tmp/shardid-test.XXXXXX)
+rsync -a --exclude .git "$here"/ "$work"/src-tree/
+[ "$(id -u)" = 0 ] && chown -R postgres: "$work"
+port=$((50000 + RANDOM % 10000))
+cleanup() {
+	cluster_stop "$work/data"
+}
+trap cleanup EXIT
+
+step unit make -s -C test/unit check
+
+run_regress() {
+	cluster_start "$work/data" "$port" || return 1
+	local rc=0
+	as_owner env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER=postgres \
+		make -s -C "$work/src-tree" installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || rc=$?
+	cluster_stop "$work/data"
+	if [ $rc -ne 0 ]; then
+		for f in "$work/src-tree/regression.diffs" "$work/src-tree/output_iso/regression.diffs"; do
+			[ -s "$f" ] && { echo "---- $f"; cat "$f"; }
+		done
+	fi
+	return $rc
+}
+step "regress and isolation" run_regress
+
+run_tap() {
+	local tests=${tap_tests:-test/t/*.pl}
+	as_owner make -s -C "$work/src-tree" tapcheck \
+		PG_CONFIG="$PG_CONFIG" PROVE_TESTS="$tests" PROVE_FLAGS="--timer"
+}
+[ $skip_tap = 1 ] || step tap run_tap
+
+echo "shardid: $passed passed, $failed failed"
+[ $failed -eq 0 ]

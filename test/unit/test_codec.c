@@ -1,0 +1,219 @@
+/*
+ * test_codec.c
+ *	  Unit tests of src/codec.c and src/rule.c, outside the server.
+ *
+ * Checks the published example, the horizon, shortcode round trips over
+ * every bit width, and the guard's rule by simulation: a fast caller on a
+ * steady clock, then a clock that steps back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "rule.h"
+
+static int	passed;
+static int	failed;
+
+#define CHECK(cond) \
+	do { \
+		if (cond) \
+			passed++; \
+		else \
+		{ \
+			failed++; \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+		} \
+	} while (0)
+
+/* 2026-10-23 09:20:00 UTC in Unix ms */
+#define EXAMPLE_MS INT64_C(1792747200000)
+
+static void
+test_example(void)
+{
+	int64_t		id = 0;
+	int64_t		ms;
+	int32_t		shard;
+	int32_t		seq;
+
+	CHECK(shardid_compose(EXAMPLE_MS, SHARDID_DEFAULT_EPOCH_UNIX_MS, 1341, 1001, &id) == SHARDID_OK);
+	CHECK(id == INT64_C(4185136929178974185));
+	CHECK(shardid_split(id, SHARDID_DEFAULT_EPOCH_UNIX_MS, &ms, &shard, &seq) == SHARDID_OK);
+	CHECK(ms == EXAMPLE_MS && shard == 1341 && seq == 1001);
+}
+
+static void
+test_ranges(void)
+{
+	int64_t		e = SHARDID_DEFAULT_EPOCH_UNIX_MS;
+	int64_t		id = 0;
+
+	CHECK(shardid_horizon_ms(e) == INT64_C(2393351627775));	/* 2045-11-03 19:53:47.775 */
+	CHECK(shardid_compose(shardid_horizon_ms(e), e, 8191, 1023, &id) == SHARDID_OK);
+	CHECK(id == INT64_MAX);
+	CHECK(shardid_compose(shardid_horizon_ms(e) + 1, e, 0, 0, &id) == SHARDID_PAST_HORIZON);
+	CHECK(shardid_compose(e - 1, e, 0, 0, &id) == SHARDID_BEFORE_EPOCH);
+	CHECK(shardid_compose(e, e, 0, 0, &id) == SHARDID_OK && id == 0);
+	CHECK(shardid_compose(e, e, -1, 0, &id) == SHARDID_SHARD_OUT_OF_RANGE);
+	CHECK(shardid_compose(e, e, 8192, 0, &id) == SHARDID_SHARD_OUT_OF_RANGE);
+	CHECK(shardid_compose(e, e, 0, -1, &id) == SHARDID_SEQ_OUT_OF_RANGE);
+	CHECK(shardid_compose(e, e, 0, 1024, &id) == SHARDID_SEQ_OUT_OF_RANGE);
+	CHECK(shardid_split(-1, e, NULL, NULL, NULL) == SHARDID_NEGATIVE_ID);
+	CHECK(shardid_seq_block(-1) == -1 && shardid_seq_slot(-1) == 1023);
+	CHECK(shardid_seq_block(1023) == 0 && shardid_seq_block(1024) == 1);
+	CHECK(shardid_seq_slot(INT64_MIN) == 0 && shardid_seq_slot(INT64_MAX) == 1023);
+}
+
+static void
+test_shortcode(void)
+{
+	char		buf[SHARDID_SHORTCODE_MAXLEN + 1];
+	int64_t		id = 0;
+	size_t		bad = 0;
+	int			bits;
+
+	CHECK(shardid_shortcode_encode(0, buf) == 1 && strcmp(buf, "A") == 0);
+	CHECK(shardid_shortcode_encode(63, buf) == 1 && strcmp(buf, "_") == 0);
+	CHECK(shardid_shortcode_encode(64, buf) == 2 && strcmp(buf, "BA") == 0);
+	CHECK(shardid_shortcode_encode(INT64_MAX, buf) == 11 && strcmp(buf, "H__________") == 0);
+	CHECK(shardid_shortcode_encode(INT64_C(4185136929178974185), buf) == 11 &&
+		  strcmp(buf, "DoUl90AFPfp") == 0);
+
+	/* every width from 1 to 63 bits, and neighbours, round trip */
+	for (bits = 1; bits <= 63; bits++)
+	{
+		int64_t		v = (int64_t) ((UINT64_C(1) << bits) - 1);
+		int64_t		cand[3] = {v, v / 2 + 1, v ^ 0x5555555555555555LL};
+		int			i;
+
+		for (i = 0; i < 3; i++)
+		{
+			int64_t		x = cand[i] < 0 ? -cand[i] : cand[i];
+			size_t		n = shardid_shortcode_encode(x, buf);
+
+			CHECK(shardid_shortcode_decode(buf, n, &id, &bad) == SHARDID_OK && id == x);
+		}
+	}
+
+	CHECK(shardid_shortcode_decode("", 0, &id, &bad) == SHARDID_CODE_EMPTY);
+	CHECK(shardid_shortcode_decode("AB", 2, &id, &bad) == SHARDID_CODE_LEADING_ZERO);
+	CHECK(shardid_shortcode_decode("A", 1, &id, &bad) == SHARDID_OK && id == 0);
+	CHECK(shardid_shortcode_decode("ab+c", 4, &id, &bad) == SHARDID_CODE_BAD_CHAR && bad == 2);
+	CHECK(shardid_shortcode_decode("ab=", 3, &id, &bad) == SHARDID_CODE_BAD_CHAR && bad == 2);
+	CHECK(shardid_shortcode_decode("BAAAAAAAAAAA", 12, &id, &bad) == SHARDID_CODE_TOO_LONG);
+	CHECK(shardid_shortcode_decode("IAAAAAAAAAA", 11, &id, &bad) == SHARDID_CODE_OVERFLOW);
+	CHECK(shardid_shortcode_decode("__________", 10, &id, &bad) == SHARDID_OK &&
+		  id == (INT64_C(1) << 60) - 1);
+}
+
+/*
+ * Simulate a caller that takes one value every step_ns simulated
+ * nanoseconds from one sequence, on a steady clock, and check the guard's
+ * promises: never more than one ms ahead, time never back, IDs strictly
+ * increasing, at most 1,024 per ms.  Returns how often it had to wait.
+ */
+static int
+rule_fast_caller(int64_t step_ns)
+{
+	int64_t		last_ms = 0;
+	int64_t		last_block = SHARDID_NO_BLOCK;
+	int64_t		now_ns = INT64_C(1700000000000000000);
+	int64_t		value;
+	int64_t		prev_id = -1;
+	int64_t		per_ms = 0;
+	int64_t		prev_ms = -1;
+	int			ok = 1;
+	int			waits = 0;
+
+	for (value = 1; value <= 100000; value++)
+	{
+		for (;;)
+		{
+			int64_t		issue = 0,
+						until = 0,
+						reg = 0;
+			ShardidRule r = shardid_rule_decide(last_ms, last_block, now_ns / 1000000,
+												shardid_seq_block(value), 1000,
+												&issue, &until, &reg);
+
+			if (r == SHARDID_ISSUE)
+			{
+				int64_t		id = 0;
+
+				if (issue > now_ns / 1000000 + 1 || issue < last_ms)
+					ok = 0;
+				if (shardid_compose(issue, SHARDID_DEFAULT_EPOCH_UNIX_MS, 5,
+									shardid_seq_slot(value), &id) != SHARDID_OK)
+					ok = 0;
+				if (id <= prev_id)
+					ok = 0;
+				prev_id = id;
+				per_ms = (issue == prev_ms) ? per_ms + 1 : 1;
+				if (per_ms > SHARDID_SEQ_PER_MS)
+					ok = 0;
+				prev_ms = issue;
+				last_ms = issue;
+				last_block = shardid_seq_block(value);
+				break;
+			}
+			if (r != SHARDID_WAIT_EXHAUSTED)
+				ok = 0;
+			waits++;
+			now_ns = until * 1000000;	/* sleep exactly until then */
+		}
+		now_ns += step_ns;
+	}
+	CHECK(ok);
+	return waits;
+}
+
+static void
+test_rule_clock(void)
+{
+	int64_t		issue = 0,
+				until = 0,
+				reg = 0;
+
+	/* steady: next ms issues at once */
+	CHECK(shardid_rule_decide(100, 7, 101, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	/* same ms, same block: joins it */
+	CHECK(shardid_rule_decide(100, 7, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 100);
+	/* same ms, new block: one ahead */
+	CHECK(shardid_rule_decide(100, 7, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	/* already one ahead, new block: exhausted, wait for 100 */
+	CHECK(shardid_rule_decide(101, 8, 100, 9, 1000, &issue, &until, &reg) == SHARDID_WAIT_EXHAUSTED &&
+		  until == 101 && reg == 0);
+	/* one ahead, same block: fine */
+	CHECK(shardid_rule_decide(101, 8, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	/* clock 5 ms back: waited out */
+	CHECK(shardid_rule_decide(100, 7, 95, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
+		  reg == 4 && until == 99);
+	/* clock an hour back: refused, with the size */
+	CHECK(shardid_rule_decide(3600100, 7, 100, 7, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
+		  reg == 3599999);
+	/* limit 0 refuses any step back */
+	CHECK(shardid_rule_decide(100, 7, 98, 7, 0, &issue, &until, &reg) == SHARDID_REFUSE);
+	/* a stale value from an older block moves on, never back */
+	CHECK(shardid_rule_decide(100, 8, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	/* a fresh entry starts at the floor */
+	CHECK(shardid_rule_decide(100, SHARDID_NO_BLOCK, 100, 0, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
+		  issue == 101);
+}
+
+int
+main(void)
+{
+	test_example();
+	test_ranges();
+	test_shortcode();
+	CHECK(rule_fast_caller(1000000) == 0);	/* one a millisecond */
+	CHECK(rule_fast_caller(1400) == 0); /* about 714 a millisecond */
+	CHECK(rule_fast_caller(800) > 0);	/* 1,250 a millisecond: must wait */
+	CHECK(rule_fast_caller(1) > 0); /* a million a millisecond */
+	test_rule_clock();
+
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
