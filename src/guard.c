@@ -11,6 +11,13 @@
  * and the block of sequence values that millisecond holds; rule.c decides
  * from that state and the clock where each value goes.
  *
+ * The block alone keeps IDs apart only while the sequence moves forward.  A
+ * sequence that cycles (MAXVALUE 1023 CYCLE, say) or is set back hands out
+ * a value of the same block again, and the rule would put it beside its
+ * first use in the same millisecond.  So each entry also keeps a bitmap of
+ * the slots issued in last_ms, and a value whose slot is taken there is
+ * treated as a new block: it goes to a later millisecond.
+ *
  * Locking protocol
  *
  *	- guard->lock (a named LWLock) protects the hash table's structure and
@@ -92,9 +99,13 @@ typedef struct GuardState
 	GuardCounters counters;
 } GuardState;
 
+/* 64-bit words in the bitmap of one millisecond's slots */
+#define GUARD_SLOT_WORDS	(SHARDID_SEQ_PER_MS / 64)
+
 typedef struct GuardEntry
 {
 	GuardState	s;				/* s.key is the hash key: keep it first */
+	uint64		slots[GUARD_SLOT_WORDS];	/* slots issued in s.last_ms */
 	LWLock		lock;
 } GuardEntry;
 
@@ -266,6 +277,14 @@ guard_entry_create(const GuardKey *key)
 	GuardEntry *entry;
 	bool		found;
 
+	/*
+	 * Another backend may have created it since the caller looked; evicting
+	 * for it then would throw away a live entry's counters for nothing.
+	 */
+	entry = hash_search(guard_htab, key, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry;
+
 	if (hash_get_num_entries(guard_htab) >= guard_max_sequences)
 	{
 		HASH_SEQ_STATUS seq;
@@ -294,6 +313,7 @@ guard_entry_create(const GuardKey *key)
 		entry->s.last_ms = guard->floor_ms;
 		entry->s.last_block = SHARDID_NO_BLOCK;
 		memset(&entry->s.counters, 0, sizeof(GuardCounters));
+		memset(entry->slots, 0, sizeof(entry->slots));
 		LWLockInitialize(&entry->lock, guard->entry_tranche);
 	}
 	return entry;
@@ -317,6 +337,13 @@ guard_sleep_until(int64 unix_ms, int64 now_us)
 		pgstat_report_wait_end();
 	}
 	CHECK_FOR_INTERRUPTS();
+}
+
+/* Has slot been issued in the entry's last_ms? */
+static inline bool
+guard_slot_taken(const GuardEntry *entry, int32 slot)
+{
+	return (entry->slots[slot / 64] & (UINT64CONST(1) << (slot % 64))) != 0;
 }
 
 /*
@@ -347,6 +374,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		int64		wait_until_ms = 0;
 		int64		regression_ms = 0;
 		int64		last_ms;
+		int64		last_block;
 		int64		id = 0;
 
 		LWLockAcquire(guard->lock, LW_SHARED);
@@ -363,7 +391,15 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		LWLockAcquire(&entry->lock, LW_EXCLUSIVE);
 		now_us = shardid_clock_now_us();
 		last_ms = entry->s.last_ms;
-		rule = shardid_rule_decide(last_ms, entry->s.last_block,
+		last_block = entry->s.last_block;
+
+		/*
+		 * A value whose slot last_ms already holds (the sequence cycled or
+		 * was set back) cannot join last_ms: to the rule it starts a block.
+		 */
+		if (block == last_block && guard_slot_taken(entry, slot))
+			last_block = SHARDID_NO_BLOCK;
+		rule = shardid_rule_decide(last_ms, last_block,
 								   shardid_floor_div(now_us, 1000), block,
 								   guard_max_clock_regression,
 								   &issue_ms, &wait_until_ms, &regression_ms);
@@ -375,6 +411,9 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			{
 				GuardCounters *c = &entry->s.counters;
 
+				if (issue_ms != entry->s.last_ms || block != entry->s.last_block)
+					memset(entry->slots, 0, sizeof(entry->slots));
+				entry->slots[slot / 64] |= UINT64CONST(1) << (slot % 64);
 				entry->s.last_ms = issue_ms;
 				entry->s.last_block = block;
 				c->issued++;
@@ -525,6 +564,8 @@ guard_load(void)
 			goto read_error;
 		entry = guard_entry_create(&saved.key);
 		entry->s = saved;
+		/* which slots of last_ms were issued is not saved: assume all */
+		memset(entry->slots, 0xFF, sizeof(entry->slots));
 	}
 	FreeFile(file);
 	return;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# demo/run.sh: shardid's main job on an embedded default.
+#
+# Starts a throwaway PostgreSQL 15 cluster with shardid preloaded, lays out
+# four logical shards as schemas with a posts table whose id defaults to
+# shardid_next, inserts posts for several users, prints each ID beside its
+# decoded time and shard, runs a "created since" query on shardid_floor,
+# and stops the cluster.  Leaves nothing running.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+. test/cluster.sh
+PG_CONFIG=$PG_BINDIR/pg_config
+
+install_packages make gcc postgresql-15 postgresql-server-dev-15
+make -s PG_CONFIG="$PG_CONFIG"
+if [ -w "$($PG_CONFIG --pkglibdir)" ]; then
+	make -s install PG_CONFIG="$PG_CONFIG"
+else
+	sudo -n make -s install PG_CONFIG="$PG_CONFIG"
+fi
+
+work=$(mktemp -d /tmp/shardid-demo.XXXXXX)
+[ "$(id -u)" = 0 ] && chown postgres: "$work"
+trap 'cluster_stop "$work/data"; rm -rf "$work"' EXIT
+cluster_start "$work/data" $((40000 + RANDOM % 10000))
+echo "cluster started in $work/data (port $PGPORT)"
+
+"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 <<'SQL'
+\pset footer off
+SET timezone = 'UTC';
+CREATE EXTENSION shardid;
+
+\echo
+\echo '== One schema per logical shard: shard_0..shard_3, each with its own sequence and posts table'
+-- Users map to logical shards by user_id % 4 here; a real fleet has
+-- thousands of logical shards spread over a few servers.
+DO $$
+BEGIN
+  FOR n IN 0..3 LOOP
+    EXECUTE format('CREATE SCHEMA shard_%s', n);
+    EXECUTE format('CREATE SEQUENCE shard_%s.posts_id_seq', n);
+    EXECUTE format($f$CREATE TABLE shard_%1$s.posts (
+                        id bigint PRIMARY KEY DEFAULT shardid_next(%1$s, 'shard_%1$s.posts_id_seq'),
+                        user_id bigint NOT NULL,
+                        caption text)$f$, n);
+  END LOOP;
+END $$;
+\d shard_1.posts
+
+\echo '== Posts for eight users, each written to its user''s shard'
+DO $$
+DECLARE u int; i int;
+BEGIN
+  FOR i IN 1..3 LOOP
+    FOR u IN 31337..31344 LOOP
+      EXECUTE format('INSERT INTO shard_%s.posts (user_id, caption) VALUES ($1, $2)', u % 4)
+        USING u, format('post %s of user %s', i, u);
+    END LOOP;
+  END LOOP;
+END $$;
+
+CREATE VIEW all_posts AS
+  SELECT * FROM shard_0.posts UNION ALL SELECT * FROM shard_1.posts
+  UNION ALL SELECT * FROM shard_2.posts UNION ALL SELECT * FROM shard_3.posts;
+
+\echo '== Every ID says when it was made and which shard holds it'
+SELECT p.id, d.created_at, d.shard, d.seq, p.user_id, p.user_id % 4 AS user_shard,
+       shardid_to_shortcode(p.id) AS shortcode
+  FROM all_posts p, shardid_decode(p.id) d
+ ORDER BY p.id;
+
+\echo '== Routing by bit shift: (id >> 10) & 8191 is the shard, no lookup needed'
+SELECT shardid_shard(id) AS shard, count(*) AS posts,
+       bool_and(shardid_shard(id) = user_id % 4) AS every_post_on_its_users_shard
+  FROM all_posts GROUP BY 1 ORDER BY 1;
+
+\echo '== "Created since": a range scan on the primary key, no timestamp column'
+DO $$ BEGIN PERFORM pg_sleep(0.05); END $$;
+SELECT clock_timestamp() AS since \gset
+INSERT INTO shard_2.posts (user_id, caption) VALUES (31338, 'a late post'), (31342, 'another late post');
+SELECT id, shardid_created_at(id) AS created_at, caption
+  FROM shard_2.posts WHERE id >= shardid_floor(:'since') ORDER BY id;
+EXPLAIN (COSTS OFF)
+  SELECT id FROM shard_2.posts WHERE id >= shardid_floor(:'since');
+
+\echo '== The published example decodes as published'
+SELECT * FROM shardid_decode(4185136929178974185);
+SELECT shardid_horizon() AS last_usable_millisecond;
+
+\echo '== What the guard saw'
+SELECT sequence, ids_issued, exhausted_waits, clock_waits, clock_refusals FROM shardid_stats ORDER BY 1;
+SQL
+echo
+echo "demo done; stopping the cluster"
