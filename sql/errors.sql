@@ -77,6 +77,18 @@ SELECT err($$SELECT shardid_next(1, 'errs_view')$$);
 SELECT err($$SELECT shardid_next(1, 4294967295::oid::regclass)$$);
 SELECT err($$SELECT shardid_next(1, 'no_such_seq')$$);
 
+-- A sequence this session used, then dropped: still a clear error.
+CREATE SEQUENCE errs_dropped;
+SELECT shardid_shard(shardid_next(3, 'errs_dropped')) AS before_drop;
+SELECT 'errs_dropped'::regclass::oid AS dropped_oid \gset
+DROP SEQUENCE errs_dropped;
+SELECT err(format('SELECT shardid_next(3, %s::oid::regclass)', :dropped_oid))
+       = format('42P01: relation with OID %s does not exist', :dropped_oid) AS dropped_is_undefined;
+-- and a table created in its place under the same name is no sequence
+CREATE TABLE errs_dropped (id bigint);
+SELECT err($$SELECT shardid_next(3, 'errs_dropped')$$);
+DROP TABLE errs_dropped;
+
 -- None of the refusals above spent a sequence value.
 SELECT nextval('errs_seq') AS next_value_is_3;
 

@@ -6,36 +6,43 @@
  *
  * The published scheme takes nextval() % 1024 beside the current
  * millisecond.  A caller faster than 1,024 IDs per millisecond, or a clock
- * that steps back, makes it repeat itself.  shardid keeps one entry per
- * (database, sequence) in shared memory with the last millisecond issued
- * and the block of sequence values that millisecond holds; rule.c decides
- * from that state and the clock where each value goes.
+ * that steps back, makes it repeat itself.  shardid keeps, per (database,
+ * sequence), the last millisecond issued and the block of sequence values
+ * that millisecond holds; rule.c decides from that state and the clock
+ * where each value goes.
  *
  * The block alone keeps IDs apart only while the sequence moves forward.  A
  * sequence that cycles (MAXVALUE 1023 CYCLE, say) or is set back hands out
  * a value of the same block again, and the rule would put it beside its
- * first use in the same millisecond.  So each entry also keeps a bitmap of
- * the slots issued in last_ms, and a value whose slot is taken there is
- * treated as a new block: it goes to a later millisecond.
+ * first use in the same millisecond.  So each slot also keeps a bitmap of
+ * the ten-bit values issued in last_ms, and a value whose bit is taken
+ * there is treated as a new block: it goes to a later millisecond.
+ *
+ * The state lives in a fixed array of slots, each with its own LWLock; a
+ * shared hash table maps (database, sequence) to its slot.  Each backend
+ * remembers which slot its sequences use, so the usual call takes a single
+ * lock, the slot's.
  *
  * Locking protocol
  *
- *	- guard->lock (a named LWLock) protects the hash table's structure and
- *	  the fields of GuardShared.  Looking an entry up takes it shared;
- *	  creating, evicting or resetting takes it exclusive.
- *	- Each entry has an LWLock of its own protecting its state and counters.
- *	  It is taken only while guard->lock is held (shared is enough), so an
- *	  exclusive holder of guard->lock knows nobody holds an entry lock and
- *	  may evict or reinitialise entries freely.
- *	- Neither lock is held while calling nextval (the caller did that
- *	  before coming here), while sleeping, or while raising an error.
+ *	- guard->lock (a named LWLock) protects the hash table and the fields
+ *	  of GuardShared.  Looking a slot up takes it shared; handing out a
+ *	  slot, evicting or resetting takes it exclusive.
+ *	- A slot's lock protects its key, state, bitmap and counters.  A backend
+ *	  may take it with or without guard->lock; it then checks that the slot
+ *	  still holds its key, since the slot may have been evicted since the
+ *	  backend remembered it.  Eviction holds guard->lock exclusively and
+ *	  then takes the victim's lock: never the other order.
+ *	- No lock is held while calling nextval (the caller did that before
+ *	  coming here), while sleeping, or while raising an error.
  *
- * The table is bounded by shardid.max_sequences.  When it is full the entry
- * that issued least recently is evicted.  Its last millisecond is folded
- * into floor_ms, and every new entry starts at floor_ms, so a sequence that
- * comes back after eviction can never reuse a millisecond it already used.
+ * The table is bounded by shardid.max_sequences.  When every slot is taken
+ * the one that issued least recently is evicted.  Its last millisecond is
+ * folded into floor_ms, and every new slot starts at floor_ms, so a
+ * sequence that comes back after eviction can never reuse a millisecond it
+ * already used.
  *
- * A clean shutdown writes every entry to PGSTAT_STAT_PERMANENT_DIRECTORY,
+ * A clean shutdown writes every slot to PGSTAT_STAT_PERMANENT_DIRECTORY,
  * through a temporary file and durable_rename(); startup reads it back.
  * After a crash the file of the last clean shutdown is read again: its
  * milliseconds are a lower bound of what was issued since.
@@ -60,6 +67,7 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -99,24 +107,46 @@ typedef struct GuardState
 	GuardCounters counters;
 } GuardState;
 
-/* 64-bit words in the bitmap of one millisecond's slots */
-#define GUARD_SLOT_WORDS	(SHARDID_SEQ_PER_MS / 64)
+/* 64-bit words in the bitmap of one millisecond's ten-bit values */
+#define GUARD_BITMAP_WORDS	(SHARDID_SEQ_PER_MS / 64)
 
-typedef struct GuardEntry
+typedef struct GuardSlot
 {
-	GuardState	s;				/* s.key is the hash key: keep it first */
-	uint64		slots[GUARD_SLOT_WORDS];	/* slots issued in s.last_ms */
 	LWLock		lock;
-} GuardEntry;
+	bool		in_use;
+	GuardState	s;
+	uint64		issued[GUARD_BITMAP_WORDS]; /* values issued in s.last_ms */
+} GuardSlot;
+
+typedef struct GuardHashEntry
+{
+	GuardKey	key;			/* hash key: keep it first */
+	int			slotno;
+} GuardHashEntry;
 
 typedef struct GuardShared
 {
 	LWLock	   *lock;
-	int			entry_tranche;
-	int64		floor_ms;		/* where new entries start (Unix ms) */
+	int			slot_tranche;
+	int			nslots;			/* slots handed out so far */
+	int64		floor_ms;		/* where new slots start (Unix ms) */
 	int64		evictions;
 	TimestampTz stats_reset;
+	GuardSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } GuardShared;
+
+/*
+ * Backend-local memory of the slot each sequence uses, indexed by the
+ * sequence's OID.  A remembered sequence is also known to be a sequence:
+ * a relcache invalidation of it (DROP, ALTER) forgets it.
+ */
+#define GUARD_CACHE_SIZE 64
+
+typedef struct GuardCacheEntry
+{
+	Oid			seqid;
+	int			slotno;
+} GuardCacheEntry;
 
 /* GUCs */
 static int	guard_max_sequences = 1024;
@@ -127,6 +157,9 @@ static GuardShared *guard = NULL;
 static HTAB *guard_htab = NULL;
 static bool guard_tranche_registered = false;
 
+static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
+static bool guard_cache_callback_registered = false;
+
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
@@ -134,7 +167,7 @@ static void guard_shmem_request(void);
 static void guard_shmem_startup(void);
 static void guard_shmem_shutdown(int code, Datum arg);
 static void guard_load(void);
-static GuardEntry *guard_entry_create(const GuardKey *key);
+static int	guard_slot_create(const GuardKey *key);
 static void guard_sleep_until(int64 unix_ms, int64 now_us);
 
 PG_FUNCTION_INFO_V1(shardid_stats);
@@ -181,11 +214,10 @@ shardid_guard_define(void)
 }
 
 static Size
-guard_shmem_size(void)
+guard_struct_size(void)
 {
-	return add_size(MAXALIGN(sizeof(GuardShared)),
-					hash_estimate_size(guard_max_sequences,
-									   sizeof(GuardEntry)));
+	return add_size(offsetof(GuardShared, slots),
+					mul_size(guard_max_sequences, sizeof(GuardSlot)));
 }
 
 static void
@@ -194,7 +226,9 @@ guard_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(guard_shmem_size());
+	RequestAddinShmemSpace(add_size(MAXALIGN(guard_struct_size()),
+									hash_estimate_size(guard_max_sequences,
+													   sizeof(GuardHashEntry))));
 	RequestNamedLWLockTranche("shardid", 1);
 }
 
@@ -212,18 +246,26 @@ guard_shmem_startup(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 
-	guard = ShmemInitStruct("shardid", sizeof(GuardShared), &found);
+	guard = ShmemInitStruct("shardid", guard_struct_size(), &found);
 	if (!found)
 	{
+		int			i;
+
 		guard->lock = &(GetNamedLWLockTranche("shardid"))->lock;
-		guard->entry_tranche = LWLockNewTrancheId();
+		guard->slot_tranche = LWLockNewTrancheId();
+		guard->nslots = 0;
 		guard->floor_ms = 0;
 		guard->evictions = 0;
 		guard->stats_reset = GetCurrentTimestamp();
+		for (i = 0; i < guard_max_sequences; i++)
+		{
+			LWLockInitialize(&guard->slots[i].lock, guard->slot_tranche);
+			guard->slots[i].in_use = false;
+		}
 	}
 
 	info.keysize = sizeof(GuardKey);
-	info.entrysize = sizeof(GuardEntry);
+	info.entrysize = sizeof(GuardHashEntry);
 	guard_htab = ShmemInitHash("shardid hash",
 							   guard_max_sequences, guard_max_sequences,
 							   &info,
@@ -240,14 +282,14 @@ guard_shmem_startup(void)
 }
 
 /*
- * Name the entry locks' tranche in this process, for wait events.
+ * Name the slot locks' tranche in this process, for wait events.
  */
 static void
 guard_register_tranche(void)
 {
 	if (!guard_tranche_registered)
 	{
-		LWLockRegisterTranche(guard->entry_tranche, "shardid_entry");
+		LWLockRegisterTranche(guard->slot_tranche, "shardid_slot");
 		guard_tranche_registered = true;
 	}
 }
@@ -267,56 +309,118 @@ shardid_guard_require(void)
 	guard_register_tranche();
 }
 
-/*
- * Create the entry for key; the caller holds guard->lock exclusively.
- * Evicts the least recently issued entry when the table is full.
- */
-static GuardEntry *
-guard_entry_create(const GuardKey *key)
+/* Forget remembered sequences when the relcache says they changed. */
+static void
+guard_relcache_callback(Datum arg, Oid relid)
 {
-	GuardEntry *entry;
-	bool		found;
+	if (!OidIsValid(relid))
+		memset(guard_cache, 0, sizeof(guard_cache));
+	else if (guard_cache[relid % GUARD_CACHE_SIZE].seqid == relid)
+		guard_cache[relid % GUARD_CACHE_SIZE].seqid = InvalidOid;
+}
 
-	/*
-	 * Another backend may have created it since the caller looked; evicting
-	 * for it then would throw away a live entry's counters for nothing.
-	 */
-	entry = hash_search(guard_htab, key, HASH_FIND, NULL);
-	if (entry != NULL)
-		return entry;
+/*
+ * Has this backend issued an ID for seqid since the relcache last said
+ * anything about it?  Then it is still a sequence.
+ */
+bool
+shardid_guard_known_sequence(Oid seqid)
+{
+	return OidIsValid(seqid) &&
+		guard_cache[seqid % GUARD_CACHE_SIZE].seqid == seqid;
+}
 
-	if (hash_get_num_entries(guard_htab) >= guard_max_sequences)
+/*
+ * Hand out a slot for key and return its number; the caller holds
+ * guard->lock exclusively and has checked that key has none.  When every
+ * slot is taken, the one that issued least recently is evicted, and its
+ * last millisecond raises the floor where new slots start.
+ */
+static int
+guard_slot_create(const GuardKey *key)
+{
+	GuardHashEntry *hentry;
+	GuardSlot  *slot;
+	int			slotno;
+
+	if (guard->nslots < guard_max_sequences)
 	{
-		HASH_SEQ_STATUS seq;
-		GuardEntry *e;
-		GuardEntry *victim = NULL;
+		slotno = guard->nslots++;
+		slot = &guard->slots[slotno];
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	}
+	else
+	{
+		int			i;
 
-		hash_seq_init(&seq, guard_htab);
-		while ((e = hash_seq_search(&seq)) != NULL)
+		/* unlocked reads only pick the victim; its lock guards the rest */
+		slotno = 0;
+		for (i = 1; i < guard->nslots; i++)
 		{
-			if (victim == NULL || e->s.last_ms < victim->s.last_ms)
-				victim = e;
+			if (guard->slots[i].s.last_ms < guard->slots[slotno].s.last_ms)
+				slotno = i;
 		}
-		Assert(victim != NULL);
-		guard->floor_ms = Max(guard->floor_ms, victim->s.last_ms);
+		slot = &guard->slots[slotno];
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		guard->floor_ms = Max(guard->floor_ms, slot->s.last_ms);
 		guard->evictions++;
-		hash_search(guard_htab, &victim->s.key, HASH_REMOVE, NULL);
+		hash_search(guard_htab, &slot->s.key, HASH_REMOVE, NULL);
 	}
 
-	entry = hash_search(guard_htab, key, HASH_ENTER_NULL, &found);
-	if (entry == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of shared memory for shardid entries")));
-	if (!found)
+	slot->in_use = true;
+	slot->s.key = *key;
+	slot->s.last_ms = guard->floor_ms;
+	slot->s.last_block = SHARDID_NO_BLOCK;
+	memset(&slot->s.counters, 0, sizeof(GuardCounters));
+	memset(slot->issued, 0, sizeof(slot->issued));
+	LWLockRelease(&slot->lock);
+
+	hentry = hash_search(guard_htab, key, HASH_ENTER, NULL);
+	hentry->slotno = slotno;
+	return slotno;
+}
+
+/*
+ * Find key's slot, creating it if need be, and return it locked
+ * exclusively.
+ */
+static GuardSlot *
+guard_slot_lock(const GuardKey *key)
+{
+	GuardCacheEntry *cached = &guard_cache[key->seqid % GUARD_CACHE_SIZE];
+	GuardHashEntry *hentry;
+	GuardSlot  *slot;
+	int			slotno;
+
+	/* the usual case: the slot this backend used last time */
+	if (cached->seqid == key->seqid)
 	{
-		entry->s.last_ms = guard->floor_ms;
-		entry->s.last_block = SHARDID_NO_BLOCK;
-		memset(&entry->s.counters, 0, sizeof(GuardCounters));
-		memset(entry->slots, 0, sizeof(entry->slots));
-		LWLockInitialize(&entry->lock, guard->entry_tranche);
+		slot = &guard->slots[cached->slotno];
+		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+		if (slot->in_use && memcmp(&slot->s.key, key, sizeof(GuardKey)) == 0)
+			return slot;
+		LWLockRelease(&slot->lock);
 	}
-	return entry;
+
+	LWLockAcquire(guard->lock, LW_SHARED);
+	hentry = hash_search(guard_htab, key, HASH_FIND, NULL);
+	if (hentry != NULL)
+		slotno = hentry->slotno;
+	else
+	{
+		LWLockRelease(guard->lock);
+		LWLockAcquire(guard->lock, LW_EXCLUSIVE);
+		/* another backend may have created it meanwhile */
+		hentry = hash_search(guard_htab, key, HASH_FIND, NULL);
+		slotno = hentry ? hentry->slotno : guard_slot_create(key);
+	}
+	slot = &guard->slots[slotno];
+	LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
+	LWLockRelease(guard->lock);
+
+	cached->seqid = key->seqid;
+	cached->slotno = slotno;
+	return slot;
 }
 
 /*
@@ -339,11 +443,11 @@ guard_sleep_until(int64 unix_ms, int64 now_us)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* Has slot been issued in the entry's last_ms? */
+/* Was this ten-bit value issued in the slot's last_ms? */
 static inline bool
-guard_slot_taken(const GuardEntry *entry, int32 slot)
+guard_value_taken(const GuardSlot *slot, int32 value10)
 {
-	return (entry->slots[slot / 64] & (UINT64CONST(1) << (slot % 64))) != 0;
+	return (slot->issued[value10 / 64] & (UINT64CONST(1) << (value10 % 64))) != 0;
 }
 
 /*
@@ -356,7 +460,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 {
 	GuardKey	key;
 	int64		block = shardid_seq_block(value);
-	int32		slot = shardid_seq_slot(value);
+	int32		value10 = shardid_seq_slot(value);
 	bool		waited_exhausted = false;
 	bool		waited_clock = false;
 
@@ -364,9 +468,15 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 	key.dbid = MyDatabaseId;
 	key.seqid = seqid;
 
+	if (!guard_cache_callback_registered)
+	{
+		CacheRegisterRelcacheCallback(guard_relcache_callback, (Datum) 0);
+		guard_cache_callback_registered = true;
+	}
+
 	for (;;)
 	{
-		GuardEntry *entry;
+		GuardSlot  *slot;
 		ShardidRule rule;
 		ShardidStatus status;
 		int64		now_us;
@@ -377,27 +487,17 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		int64		last_block;
 		int64		id = 0;
 
-		LWLockAcquire(guard->lock, LW_SHARED);
-		entry = hash_search(guard_htab, &key, HASH_FIND, NULL);
-		if (entry == NULL)
-		{
-			LWLockRelease(guard->lock);
-			LWLockAcquire(guard->lock, LW_EXCLUSIVE);
-			guard_entry_create(&key);
-			LWLockRelease(guard->lock);
-			continue;
-		}
-
-		LWLockAcquire(&entry->lock, LW_EXCLUSIVE);
+		slot = guard_slot_lock(&key);
 		now_us = shardid_clock_now_us();
-		last_ms = entry->s.last_ms;
-		last_block = entry->s.last_block;
+		last_ms = slot->s.last_ms;
+		last_block = slot->s.last_block;
 
 		/*
-		 * A value whose slot last_ms already holds (the sequence cycled or
-		 * was set back) cannot join last_ms: to the rule it starts a block.
+		 * A value whose ten bits last_ms already holds (the sequence cycled
+		 * or was set back) cannot join last_ms: to the rule it starts a
+		 * block.
 		 */
-		if (block == last_block && guard_slot_taken(entry, slot))
+		if (block == last_block && guard_value_taken(slot, value10))
 			last_block = SHARDID_NO_BLOCK;
 		rule = shardid_rule_decide(last_ms, last_block,
 								   shardid_floor_div(now_us, 1000), block,
@@ -406,33 +506,31 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 
 		if (rule == SHARDID_ISSUE)
 		{
-			status = shardid_compose(issue_ms, epoch_ms, shard, slot, &id);
+			status = shardid_compose(issue_ms, epoch_ms, shard, value10, &id);
 			if (status == SHARDID_OK)
 			{
-				GuardCounters *c = &entry->s.counters;
+				GuardCounters *c = &slot->s.counters;
 
-				if (issue_ms != entry->s.last_ms || block != entry->s.last_block)
-					memset(entry->slots, 0, sizeof(entry->slots));
-				entry->slots[slot / 64] |= UINT64CONST(1) << (slot % 64);
-				entry->s.last_ms = issue_ms;
-				entry->s.last_block = block;
+				if (issue_ms != slot->s.last_ms || block != slot->s.last_block)
+					memset(slot->issued, 0, sizeof(slot->issued));
+				slot->issued[value10 / 64] |= UINT64CONST(1) << (value10 % 64);
+				slot->s.last_ms = issue_ms;
+				slot->s.last_block = block;
 				c->issued++;
 				if (waited_exhausted)
 					c->exhausted_waits++;
 				if (waited_clock)
 					c->clock_waits++;
 			}
-			LWLockRelease(&entry->lock);
-			LWLockRelease(guard->lock);
+			LWLockRelease(&slot->lock);
 			if (status != SHARDID_OK)
-				shardid_report(status, issue_ms, epoch_ms, shard, slot);
+				shardid_report(status, issue_ms, epoch_ms, shard, value10);
 			return id;
 		}
 
 		if (rule == SHARDID_REFUSE)
-			entry->s.counters.clock_refusals++;
-		LWLockRelease(&entry->lock);
-		LWLockRelease(guard->lock);
+			slot->s.counters.clock_refusals++;
+		LWLockRelease(&slot->lock);
 
 		if (rule == SHARDID_REFUSE)
 		{
@@ -459,16 +557,15 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 }
 
 /*
- * Postmaster exit: save every entry, unless the server crashed.
+ * Postmaster exit: save every slot, unless the server crashed.
  */
 static void
 guard_shmem_shutdown(int code, Datum arg)
 {
 	FILE	   *file;
-	HASH_SEQ_STATUS seq;
-	GuardEntry *entry;
 	uint32		header[2] = {GUARD_FILE_MAGIC, GUARD_FILE_VERSION};
 	int32		count;
+	int			i;
 
 	if (code != 0 || !guard || !guard_htab)
 		return;
@@ -484,14 +581,11 @@ guard_shmem_shutdown(int code, Datum arg)
 		fwrite(&count, sizeof(int32), 1, file) != 1)
 		goto error;
 
-	hash_seq_init(&seq, guard_htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
+	for (i = 0; i < guard->nslots; i++)
 	{
-		if (fwrite(&entry->s, sizeof(GuardState), 1, file) != 1)
-		{
-			hash_seq_term(&seq);
+		if (guard->slots[i].in_use &&
+			fwrite(&guard->slots[i].s, sizeof(GuardState), 1, file) != 1)
 			goto error;
-		}
 	}
 
 	if (FreeFile(file))
@@ -514,7 +608,7 @@ error:
 }
 
 /*
- * Postmaster start: read the entries the last clean shutdown saved.  The
+ * Postmaster start: read the slots the last clean shutdown saved.  The
  * file stays, so that a crash later on reads it again.
  */
 static void
@@ -558,14 +652,15 @@ guard_load(void)
 	for (i = 0; i < count; i++)
 	{
 		GuardState	saved;
-		GuardEntry *entry;
+		GuardSlot  *slot;
 
 		if (fread(&saved, sizeof(GuardState), 1, file) != 1)
 			goto read_error;
-		entry = guard_entry_create(&saved.key);
-		entry->s = saved;
-		/* which slots of last_ms were issued is not saved: assume all */
-		memset(entry->slots, 0xFF, sizeof(entry->slots));
+		/* only the postmaster runs now: no locks needed */
+		slot = &guard->slots[guard_slot_create(&saved.key)];
+		slot->s = saved;
+		/* which values of last_ms were issued is not saved: assume all */
+		memset(slot->issued, 0xFF, sizeof(slot->issued));
 	}
 	FreeFile(file);
 	return;
@@ -585,23 +680,25 @@ Datum
 shardid_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	HASH_SEQ_STATUS seq;
-	GuardEntry *entry;
+	int			i;
 
 	shardid_guard_require();
 	InitMaterializedSRF(fcinfo, 0);
 
 	LWLockAcquire(guard->lock, LW_SHARED);
-	hash_seq_init(&seq, guard_htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
+	for (i = 0; i < guard->nslots; i++)
 	{
 		Datum		values[7];
 		bool		nulls[7] = {0};
 		GuardState	s;
+		bool		in_use;
 
-		LWLockAcquire(&entry->lock, LW_SHARED);
-		s = entry->s;
-		LWLockRelease(&entry->lock);
+		LWLockAcquire(&guard->slots[i].lock, LW_SHARED);
+		in_use = guard->slots[i].in_use;
+		s = guard->slots[i].s;
+		LWLockRelease(&guard->slots[i].lock);
+		if (!in_use)
+			continue;
 
 		values[0] = ObjectIdGetDatum(s.key.dbid);
 		values[1] = ObjectIdGetDatum(s.key.seqid);
@@ -656,16 +753,17 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 Datum
 shardid_stats_reset(PG_FUNCTION_ARGS)
 {
-	HASH_SEQ_STATUS seq;
-	GuardEntry *entry;
+	int			i;
 
 	shardid_guard_require();
 
-	/* exclusive: nobody holds an entry lock now */
 	LWLockAcquire(guard->lock, LW_EXCLUSIVE);
-	hash_seq_init(&seq, guard_htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-		memset(&entry->s.counters, 0, sizeof(GuardCounters));
+	for (i = 0; i < guard->nslots; i++)
+	{
+		LWLockAcquire(&guard->slots[i].lock, LW_EXCLUSIVE);
+		memset(&guard->slots[i].s.counters, 0, sizeof(GuardCounters));
+		LWLockRelease(&guard->slots[i].lock);
+	}
 	guard->evictions = 0;
 	guard->stats_reset = GetCurrentTimestamp();
 	LWLockRelease(guard->lock);

@@ -186,33 +186,44 @@ shardid_next(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 	Oid			seqid = PG_GETARG_OID(1);
 	int64		epoch_ms = epoch_arg(fcinfo, 2);
-	int64		now_ms;
 	int64		value;
-	char		relkind;
 
 	check_shard(shard);
 	shardid_guard_require();
 
-	relkind = get_rel_relkind(seqid);
-	if (relkind == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", seqid)));
-	if (relkind != RELKIND_SEQUENCE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a sequence", get_rel_name(seqid)),
-				 errhint("Pass the sequence that numbers this table's IDs.")));
+	if (!shardid_guard_known_sequence(seqid))
+	{
+		char		relkind = get_rel_relkind(seqid);
 
-	/* Refuse before spending a sequence value on an ID that cannot be. */
-	now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
-	if (epoch_ms > now_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epoch %s is in the future", unix_ms_to_str(epoch_ms)),
-				 errdetail("The clock reads %s.", unix_ms_to_str(now_ms))));
-	if (now_ms > shardid_horizon_ms(epoch_ms))
-		shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, shard, 0);
+		if (relkind == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", seqid)));
+		if (relkind != RELKIND_SEQUENCE)
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("\"%s\" is not a sequence", get_rel_name(seqid)),
+					 errhint("Pass the sequence that numbers this table's IDs.")));
+	}
+
+	/*
+	 * Refuse an explicit epoch in the future, or a clock past its horizon,
+	 * before spending a sequence value.  The default epoch is in the past
+	 * on any sane clock, so the usual call skips this clock reading; the
+	 * guard checks the horizon again for every ID either way.
+	 */
+	if (PG_NARGS() > 2)
+	{
+		int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+
+		if (epoch_ms > now_ms)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("epoch %s is in the future", unix_ms_to_str(epoch_ms)),
+					 errdetail("The clock reads %s.", unix_ms_to_str(now_ms))));
+		if (now_ms > shardid_horizon_ms(epoch_ms))
+			shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, shard, 0);
+	}
 
 	/* The caller's rights: nextval's own USAGE/UPDATE check. */
 	value = nextval_internal(seqid, true);
