@@ -20,34 +20,6 @@ static const char shortcode_alphabet[] =
 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 int64_t
-shardid_floor_div(int64_t a, int64_t b)
-{
-	int64_t		q = a / b;
-
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
-		q--;
-	return q;
-}
-
-/*
- * A sequence value's block: floor(value / 1024).  Written as a division so
- * that negative values (descending sequences) behave the same on every
- * compiler.
- */
-int64_t
-shardid_seq_block(int64_t value)
-{
-	return shardid_floor_div(value, SHARDID_SEQ_PER_MS);
-}
-
-/* value mod 1024, always 0 to 1023, also for negative values. */
-int32_t
-shardid_seq_slot(int64_t value)
-{
-	return (int32_t) (value - shardid_seq_block(value) * SHARDID_SEQ_PER_MS);
-}
-
-int64_t
 shardid_horizon_ms(int64_t epoch_ms)
 {
 	return epoch_ms + SHARDID_MAX_TIME_MS;

@@ -34,12 +34,36 @@ typedef enum ShardidStatus
 	SHARDID_CODE_OVERFLOW
 } ShardidStatus;
 
-/* Floor division and modulo for a positive divisor. */
-extern int64_t shardid_floor_div(int64_t a, int64_t b);
+/*
+ * Floor division for a positive divisor.  Inline, as it is on the hot path
+ * of shardid_next, where a constant divisor becomes a multiplication.
+ */
+static inline int64_t
+shardid_floor_div(int64_t a, int64_t b)
+{
+	int64_t		q = a / b;
 
-/* The 1,024-aligned block a sequence value belongs to, and its slot. */
-extern int64_t shardid_seq_block(int64_t value);
-extern int32_t shardid_seq_slot(int64_t value);
+	if ((a % b != 0) && ((a < 0) != (b < 0)))
+		q--;
+	return q;
+}
+
+/*
+ * The 1,024-aligned block a sequence value belongs to, floor(value / 1024),
+ * and its ten-bit slot, value mod 1024 (0 to 1023 also for negative
+ * values of a descending sequence).
+ */
+static inline int64_t
+shardid_seq_block(int64_t value)
+{
+	return shardid_floor_div(value, SHARDID_SEQ_PER_MS);
+}
+
+static inline int32_t
+shardid_seq_slot(int64_t value)
+{
+	return (int32_t) (value - shardid_seq_block(value) * SHARDID_SEQ_PER_MS);
+}
 
 /*
  * Build an ID from a time, a shard and a 10-bit sequence slot.  Checks every
