@@ -28,7 +28,8 @@ done
 
 echo "== packages"
 install_packages make gcc rsync postgresql-15 postgresql-server-dev-15 \
-	libipc-run-perl faketime postgresql-15-plproxy gnuplot-nox
+	libipc-run-perl faketime postgresql-15-plproxy gnuplot-nox \
+	clang libclang-rt-14-dev
 
 echo "== build"
 make -s clean PG_CONFIG="$PG_CONFIG"
@@ -64,6 +65,7 @@ cleanup() {
 trap cleanup EXIT
 
 step unit make -s -C test/unit check
+step fuzz make -s -C test/unit fuzz FUZZ_SECONDS=20
 
 run_regress() {
 	cluster_start "$work/data" "$port" || return 1
