@@ -33,21 +33,13 @@ SET timezone = 'UTC';
 CREATE EXTENSION shardid;
 
 \echo
-\echo '== One schema per logical shard: shard_0..shard_3, each with its own sequence and posts table'
+\echo '== One schema per logical shard, laid out from a template: shard_0000..shard_0003'
 -- Users map to logical shards by user_id % 4 here; a real fleet has
 -- thousands of logical shards spread over a few servers.
-DO $$
-BEGIN
-  FOR n IN 0..3 LOOP
-    EXECUTE format('CREATE SCHEMA shard_%s', n);
-    EXECUTE format('CREATE SEQUENCE shard_%s.posts_id_seq', n);
-    EXECUTE format($f$CREATE TABLE shard_%1$s.posts (
-                        id bigint PRIMARY KEY DEFAULT shardid_next(%1$s, 'shard_%1$s.posts_id_seq'),
-                        user_id bigint NOT NULL,
-                        caption text)$f$, n);
-  END LOOP;
-END $$;
-\d shard_1.posts
+CREATE SCHEMA template;
+CREATE TABLE template.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, caption text);
+SELECT p.* FROM generate_series(0, 3) AS n, shardid_provision_shard(n, 'template') AS p;
+\d shard_0001.posts
 
 \echo '== Posts for eight users, each written to its user''s shard'
 DO $$
@@ -55,15 +47,15 @@ DECLARE u int; i int;
 BEGIN
   FOR i IN 1..3 LOOP
     FOR u IN 31337..31344 LOOP
-      EXECUTE format('INSERT INTO shard_%s.posts (user_id, caption) VALUES ($1, $2)', u % 4)
+      EXECUTE format('INSERT INTO %I.posts (user_id, caption) VALUES ($1, $2)', shardid_shard_schema(u % 4))
         USING u, format('post %s of user %s', i, u);
     END LOOP;
   END LOOP;
 END $$;
 
 CREATE VIEW all_posts AS
-  SELECT * FROM shard_0.posts UNION ALL SELECT * FROM shard_1.posts
-  UNION ALL SELECT * FROM shard_2.posts UNION ALL SELECT * FROM shard_3.posts;
+  SELECT * FROM shard_0000.posts UNION ALL SELECT * FROM shard_0001.posts
+  UNION ALL SELECT * FROM shard_0002.posts UNION ALL SELECT * FROM shard_0003.posts;
 
 \echo '== Every ID says when it was made and which shard holds it'
 SELECT p.id, d.created_at, d.shard, d.seq, p.user_id, p.user_id % 4 AS user_shard,
@@ -79,11 +71,11 @@ SELECT shardid_shard(id) AS shard, count(*) AS posts,
 \echo '== "Created since": a range scan on the primary key, no timestamp column'
 DO $$ BEGIN PERFORM pg_sleep(0.05); END $$;
 SELECT clock_timestamp() AS since \gset
-INSERT INTO shard_2.posts (user_id, caption) VALUES (31338, 'a late post'), (31342, 'another late post');
+INSERT INTO shard_0002.posts (user_id, caption) VALUES (31338, 'a late post'), (31342, 'another late post');
 SELECT id, shardid_created_at(id) AS created_at, caption
-  FROM shard_2.posts WHERE id >= shardid_floor(:'since') ORDER BY id;
+  FROM shard_0002.posts WHERE id >= shardid_floor(:'since') ORDER BY id;
 EXPLAIN (COSTS OFF)
-  SELECT id FROM shard_2.posts WHERE id >= shardid_floor(:'since');
+  SELECT id FROM shard_0002.posts WHERE id >= shardid_floor(:'since');
 
 \echo '== The published example decodes as published'
 SELECT * FROM shardid_decode(4185136929178974185);
