@@ -31,6 +31,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# PGXS does not track headers: rebuild every object when one changes.
+$(OBJS): $(wildcard src/*.h)
+
 # The TAP tests alone (test/run.sh runs them as the cluster owner).
 .PHONY: tapcheck
 tapcheck:

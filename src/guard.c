@@ -180,17 +180,6 @@ PG_FUNCTION_INFO_V1(shardid_stats_reset);
 void
 shardid_guard_define(void)
 {
-	DefineCustomIntVariable("shardid.max_sequences",
-							"Sets the number of sequences whose last issued millisecond shardid tracks.",
-							NULL,
-							&guard_max_sequences,
-							1024,
-							16,
-							1000000,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
 	DefineCustomIntVariable("shardid.max_clock_regression",
 							"Sets how far the clock may step back before shardid_next refuses instead of waiting.",
 							NULL,
@@ -201,6 +190,23 @@ shardid_guard_define(void)
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
+
+	/*
+	 * shardid.max_sequences sizes shared memory, so it exists only when
+	 * shardid is preloaded.  Defining a PGC_POSTMASTER variable later, as
+	 * CREATE EXTENSION or the first call would, is a FATAL error.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomIntVariable("shardid.max_sequences",
+								"Sets the number of sequences whose last issued millisecond shardid tracks.",
+								NULL,
+								&guard_max_sequences,
+								1024,
+								16,
+								1000000,
+								PGC_POSTMASTER,
+								0,
+								NULL, NULL, NULL);
 
 	MarkGUCPrefixReserved("shardid");
 

@@ -40,8 +40,6 @@ else
 	sudo -n make -s install PG_CONFIG="$PG_CONFIG"
 fi
 
-passed=0
-failed=0
 step() {
 	local name=$1
 	shift
@@ -54,6 +52,9 @@ step() {
 	fi
 }
 
+passed=0
+failed=0
+
 # Tests run in a copy of the tree that the cluster owner may write to.
 work=$(mktemp -d /tmp/shardid-test.XXXXXX)
 rsync -a --exclude .git "$here"/ "$work"/src-tree/
@@ -61,6 +62,11 @@ rsync -a --exclude .git "$here"/ "$work"/src-tree/
 port=$((50000 + RANDOM % 10000))
 cleanup() {
 	cluster_stop "$work/data"
+	if [ "$failed" -eq 0 ]; then
+		rm -rf "$work"
+	else
+		echo "test files kept in $work"
+	fi
 }
 trap cleanup EXIT
 

@@ -1,0 +1,283 @@
+# Copyright: see the shardid LICENSE.
+#
+# 040_preload_and_limits.pl:
+#   - Without shared_preload_libraries, shardid_next and the statistics
+#     refuse with SQLSTATE 55000 and the documented message, while the pure
+#     functions work.
+#   - shardid.max_sequences bounds the guard's table: with 16 entries and
+#     40 sequences, entries are evicted and counted, and a sequence that
+#     comes back after eviction repeats none of its IDs, also with four
+#     sessions churning through the sequences at once.
+#   - shardid.max_sequences refuses values below 16 (as PostgreSQL does
+#     for a preloaded library's setting: a WARNING, and the default).
+#   - shardid_stats_reset() is for superusers; it zeroes the counters and
+#     keeps the milliseconds.
+
+use strict;
+use warnings;
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+# Run $sql expecting an error; return "SQLSTATE: message".
+sub sql_error
+{
+	my ($node, $sql) = @_;
+	my ($stdout, $stderr);
+	my $rc = $node->psql(
+		'postgres', "\\set VERBOSITY verbose\n$sql",
+		stdout => \$stdout,
+		stderr => \$stderr);
+	return 'no error' if $rc == 0;
+	return $1 if $stderr =~ /ERROR:\s+(\w{5}: [^\n]*)/;
+	return "unexpected: $stderr";
+}
+
+# 1. Not preloaded.
+my $plain = PostgreSQL::Test::Cluster->new('plain');
+$plain->init;
+$plain->append_conf('postgresql.conf', "timezone = 'UTC'\nfsync = off\n");
+$plain->start;
+$plain->safe_psql('postgres', 'CREATE EXTENSION shardid; CREATE SEQUENCE s;');
+
+my $not_loaded =
+  '55000: shardid must be loaded via "shared_preload_libraries"';
+is(sql_error($plain, q{SELECT shardid_next(1, 's')}),
+	$not_loaded, 'not preloaded: shardid_next refuses with SQLSTATE 55000');
+is( sql_error($plain, q{SELECT shardid_next(1, 's', '2020-01-01+00')}),
+	$not_loaded,
+	'not preloaded: shardid_next with an epoch refuses with SQLSTATE 55000');
+is(sql_error($plain, q{SELECT * FROM shardid_stats}),
+	$not_loaded, 'not preloaded: shardid_stats refuses with SQLSTATE 55000');
+is(sql_error($plain, q{SELECT * FROM shardid_stats_info()}),
+	$not_loaded,
+	'not preloaded: shardid_stats_info refuses with SQLSTATE 55000');
+is($plain->safe_psql('postgres', q{SELECT is_called FROM s}),
+	'f', 'not preloaded: no sequence value was spent');
+is( $plain->safe_psql(
+		'postgres', q{
+SELECT shardid_encode('2026-10-23 09:20:00+00', 1341, 1001);
+SELECT * FROM shardid_decode(4185136929178974185);
+SELECT shardid_shard(4185136929178974185), shardid_seq(4185136929178974185),
+       shardid_created_at(4185136929178974185);
+SELECT shardid_from_shortcode(shardid_to_shortcode(4185136929178974185));
+SELECT shardid_floor('2011-01-01 00:00:00.001+00'), shardid_horizon();
+}),
+	"4185136929178974185
+2026-10-23 09:20:00+00|1341|1001
+1341|1001|2026-10-23 09:20:00+00
+4185136929178974185
+8388608|2045-11-03 19:53:47.775+00",
+	'not preloaded: the pure functions work');
+$plain->stop;
+
+# 2. A table of 16 entries and 40 sequences.
+my $node = PostgreSQL::Test::Cluster->new('limits');
+$node->init;
+$node->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'shardid'
+shardid.max_sequences = 16
+timezone = 'UTC'
+fsync = off
+});
+$node->start;
+$node->safe_psql(
+	'postgres', q{
+CREATE EXTENSION shardid;
+CREATE TABLE ids (
+	ord		bigserial,			-- issue order
+	seq		regclass NOT NULL,
+	id		bigint NOT NULL
+);
+SELECT format('CREATE SEQUENCE q%s', i) FROM generate_series(0, 39) AS i \gexec
+});
+
+is( $node->safe_psql(
+		'postgres', q{
+SELECT entries, max_sequences, evictions, floor_ms IS NULL FROM shardid_stats_info()}
+	),
+	'0|16|0|t',
+	'empty table before any ID');
+
+# One ID from each of the 40 sequences, twice round.
+$node->safe_psql(
+	'postgres', q{
+INSERT INTO ids (seq, id)
+SELECT format('q%s', i % 40)::regclass, shardid_next(1, format('q%s', i % 40)::regclass)
+  FROM generate_series(0, 79) AS i;
+});
+my ($entries, $evictions, $floor_set) = split /\|/,
+  $node->safe_psql('postgres',
+	q{SELECT entries, evictions, floor_ms IS NOT NULL FROM shardid_stats_info()}
+  );
+cmp_ok($entries, '<=', 16, 'at most 16 entries');
+cmp_ok($evictions, '>=', 24, 'each sequence beyond the 16th evicted one');
+is($floor_set, 't', 'evictions raise the floor');
+cmp_ok($node->safe_psql('postgres', 'SELECT count(*) FROM shardid_stats'),
+	'<=', 16, 'shardid_stats shows at most 16 sequences');
+
+# q0 issues fast, is evicted by one call on each of the other sequences,
+# and issues fast again, all within a few milliseconds; twenty times over.
+$node->safe_psql(
+	'postgres', q{
+CREATE FUNCTION churn() RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+	evicted integer := 0;
+BEGIN
+	FOR round IN 1 .. 20 LOOP
+		INSERT INTO ids (seq, id)
+		SELECT 'q0', shardid_next(1, 'q0') FROM generate_series(1, 1500);
+		FOR attempt IN 1 .. 10 LOOP
+			FOR i IN 1 .. 39 LOOP
+				INSERT INTO ids (seq, id)
+				VALUES (format('q%s', i)::regclass,
+						shardid_next(1, format('q%s', i)::regclass));
+			END LOOP;
+			EXIT WHEN NOT EXISTS (SELECT FROM shardid_stats
+								   WHERE sequence = 'q0'::regclass);
+		END LOOP;
+		IF NOT EXISTS (SELECT FROM shardid_stats WHERE sequence = 'q0'::regclass) THEN
+			evicted := evicted + 1;
+		END IF;
+		INSERT INTO ids (seq, id)
+		SELECT 'q0', shardid_next(1, 'q0') FROM generate_series(1, 1500);
+	END LOOP;
+	RETURN evicted;
+END
+$$;
+});
+is($node->safe_psql('postgres', 'SELECT churn()'),
+	'20', 'q0 was evicted in every round');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*), count(DISTINCT id) FROM ids WHERE seq = 'q0'::regclass;
+SELECT count(*) FILTER (WHERE id <= prev) FROM
+  (SELECT id, lag(id) OVER (ORDER BY ord) AS prev
+     FROM ids WHERE seq = 'q0'::regclass) AS o;
+SELECT count(*) = count(DISTINCT (seq, id)) FROM ids;
+}),
+	"60002|60002\n0\nt",
+	'an evicted sequence that comes back repeats none of its IDs, and they keep increasing'
+);
+cmp_ok(
+	$node->safe_psql('postgres', 'SELECT entries FROM shardid_stats_info()'),
+	'<=', 16, 'still at most 16 entries');
+
+# Four sessions at once, each going round the 40 sequences ten times and
+# taking 100 IDs from each: the table evicts all the time, under
+# concurrency.  Per sequence no ID repeats; per session and sequence the
+# IDs strictly increase in issue order.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE churned (
+	ord		bigserial,
+	sess	integer NOT NULL,
+	seq		regclass NOT NULL,
+	id		bigint NOT NULL
+);
+});
+my $evictions_before = $node->safe_psql('postgres',
+	'SELECT evictions FROM shardid_stats_info()');
+my @workers;
+for my $s (1 .. 4)
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
+			$node->connstr('postgres'), '-c', qq{
+DO \$\$
+DECLARE
+	s regclass;
+BEGIN
+	FOR round IN 1 .. 10 LOOP
+		FOR i IN 0 .. 39 LOOP
+			s := format('q%s', (i + $s * 10) % 40)::regclass;
+			INSERT INTO churned (sess, seq, id)
+			SELECT $s, s, shardid_next(2, s) FROM generate_series(1, 100);
+		END LOOP;
+	END LOOP;
+END
+\$\$;
+}
+		],
+		'>', \$out, '2>', \$err);
+	push @workers, [ $h, \$err ];
+}
+for my $w (@workers)
+{
+	my ($h, $err) = @$w;
+	$h->finish;
+	is($h->result(0), 0, 'churning session finished without error')
+	  or diag $$err;
+}
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*), count(DISTINCT (seq, id)) FROM churned;
+SELECT count(*) FILTER (WHERE id <= prev) FROM
+  (SELECT id, lag(id) OVER (PARTITION BY sess, seq ORDER BY ord) AS prev
+     FROM churned) AS o;
+}),
+	"160000|160000\n0",
+	'four sessions churning: no ID repeats within a sequence, and they increase');
+cmp_ok(
+	$node->safe_psql('postgres', 'SELECT evictions FROM shardid_stats_info()'),
+	'>', $evictions_before + 100, 'four sessions churning: many evictions');
+
+# The state file of a full table is read back after a restart.
+my $info = q{SELECT entries, evictions, floor_ms FROM shardid_stats_info()};
+my $info_before = $node->safe_psql('postgres', $info);
+$node->restart;
+is($node->safe_psql('postgres', $info),
+	$info_before, 'entries, evictions and floor are read back after a restart');
+
+# 3. shardid_stats_reset(): superusers only; zeroes counters, keeps ms.
+$node->safe_psql('postgres', 'CREATE ROLE plain_user');
+is( sql_error(
+		$node,
+		q{SET ROLE plain_user; SELECT shardid_stats_reset()}),
+	'42501: permission denied for function shardid_stats_reset',
+	'shardid_stats_reset is revoked from PUBLIC');
+my $last_ms_query =
+  q{SELECT string_agg(seqid || ' ' || last_ms, ', ' ORDER BY seqid) FROM shardid_stats};
+my $last_ms = $node->safe_psql('postgres', $last_ms_query);
+$node->safe_psql('postgres', 'SELECT shardid_stats_reset()');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) > 0,
+       sum(ids_issued + exhausted_waits + clock_waits + clock_refusals)
+  FROM shardid_stats;
+SELECT evictions FROM shardid_stats_info();
+}),
+	"t|0\n0",
+	'shardid_stats_reset zeroes the counters');
+is($node->safe_psql('postgres', $last_ms_query),
+	$last_ms, 'shardid_stats_reset keeps every last_ms');
+$node->stop;
+
+# 4. shardid.max_sequences has a minimum of 16.
+my $small = PostgreSQL::Test::Cluster->new('small');
+$small->init;
+$small->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'shardid'
+shardid.max_sequences = 8
+});
+$small->start;
+ok( $small->log_contains(
+		'WARNING:  8 is outside the valid range for parameter "shardid.max_sequences" \(16 \.\. 1000000\)'
+	),
+	'shardid.max_sequences = 8 is refused with a warning');
+is( $small->safe_psql(
+		'postgres', q{
+CREATE EXTENSION shardid;
+SELECT current_setting('shardid.max_sequences'), max_sequences FROM shardid_stats_info();
+}),
+	'1024|1024',
+	'the server runs with the default of 1024');
+$small->stop;
+
+done_testing();
