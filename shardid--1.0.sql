@@ -49,7 +49,7 @@ CREATE FUNCTION shardid_decode(id pg_catalog.int8,
                                OUT created_at pg_catalog.timestamptz,
                                OUT shard pg_catalog.int4,
                                OUT seq pg_catalog.int4)
-RETURNS record
+RETURNS pg_catalog.record
 AS 'MODULE_PATHNAME', 'shardid_decode'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -57,7 +57,7 @@ CREATE FUNCTION shardid_decode(id pg_catalog.int8, epoch pg_catalog.timestamptz,
                                OUT created_at pg_catalog.timestamptz,
                                OUT shard pg_catalog.int4,
                                OUT seq pg_catalog.int4)
-RETURNS record
+RETURNS pg_catalog.record
 AS 'MODULE_PATHNAME', 'shardid_decode'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
@@ -154,9 +154,9 @@ CREATE FUNCTION shardid_stats(OUT datid pg_catalog.oid,
                               OUT clock_waits pg_catalog.int8,
                               OUT clock_refusals pg_catalog.int8,
                               OUT last_ms pg_catalog.timestamptz)
-RETURNS SETOF record
+RETURNS SETOF pg_catalog.record
 AS 'MODULE_PATHNAME', 'shardid_stats'
-LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION shardid_stats() IS
 'per-sequence counters of shardid_next in every database';
@@ -180,14 +180,16 @@ CREATE VIEW shardid_stats AS
 COMMENT ON VIEW shardid_stats IS
 'per-sequence counters of shardid_next; "sequence" is filled in for the current database';
 
+GRANT SELECT ON shardid_stats TO PUBLIC;
+
 CREATE FUNCTION shardid_stats_info(OUT entries pg_catalog.int4,
                                    OUT max_sequences pg_catalog.int4,
                                    OUT evictions pg_catalog.int8,
                                    OUT floor_ms pg_catalog.timestamptz,
                                    OUT stats_reset pg_catalog.timestamptz)
-RETURNS record
+RETURNS pg_catalog.record
 AS 'MODULE_PATHNAME', 'shardid_stats_info'
-LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION shardid_stats_info() IS
 'size of the guard''s table, its evictions and the last counter reset';
@@ -195,7 +197,7 @@ COMMENT ON FUNCTION shardid_stats_info() IS
 CREATE FUNCTION shardid_stats_reset()
 RETURNS pg_catalog.void
 AS 'MODULE_PATHNAME', 'shardid_stats_reset'
-LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION shardid_stats_reset() IS
 'zero the counters of shardid_stats (the milliseconds issued are kept)';
@@ -241,7 +243,7 @@ CREATE FUNCTION shardid_provision_shard(shard pg_catalog.int4,
                                         OUT kind pg_catalog.text,
                                         OUT name pg_catalog.text,
                                         OUT action pg_catalog.text)
-RETURNS SETOF record
+RETURNS SETOF pg_catalog.record
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
 AS $fn$

@@ -42,10 +42,11 @@
  * sequence that comes back after eviction can never reuse a millisecond it
  * already used.
  *
- * A clean shutdown writes every slot to PGSTAT_STAT_PERMANENT_DIRECTORY,
- * through a temporary file and durable_rename(); startup reads it back.
- * After a crash the file of the last clean shutdown is read again: its
- * milliseconds are a lower bound of what was issued since.
+ The postmaster writes every slot to PGSTAT_STAT_PERMANENT_DIRECTORY,
+ * through a temporary file and durable_rename(), when it exits and when it
+ * resets shared memory after a backend crashed; startup reads it back.
+ * Only when the postmaster itself dies (or the machine) is the file older
+ * than the last ID issued; its milliseconds are then a lower bound.
  *
  * src/guard.c
  *
@@ -67,7 +68,6 @@
 #include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
@@ -137,8 +137,7 @@ typedef struct GuardShared
 
 /*
  * Backend-local memory of the slot each sequence uses, indexed by the
- * sequence's OID.  A remembered sequence is also known to be a sequence:
- * a relcache invalidation of it (DROP, ALTER) forgets it.
+ * sequence's OID.  Only a hint: the slot's key is checked under its lock.
  */
 #define GUARD_CACHE_SIZE 64
 
@@ -158,7 +157,6 @@ static HTAB *guard_htab = NULL;
 static bool guard_tranche_registered = false;
 
 static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
-static bool guard_cache_callback_registered = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -315,27 +313,6 @@ shardid_guard_require(void)
 	guard_register_tranche();
 }
 
-/* Forget remembered sequences when the relcache says they changed. */
-static void
-guard_relcache_callback(Datum arg, Oid relid)
-{
-	if (!OidIsValid(relid))
-		memset(guard_cache, 0, sizeof(guard_cache));
-	else if (guard_cache[relid % GUARD_CACHE_SIZE].seqid == relid)
-		guard_cache[relid % GUARD_CACHE_SIZE].seqid = InvalidOid;
-}
-
-/*
- * Has this backend issued an ID for seqid since the relcache last said
- * anything about it?  Then it is still a sequence.
- */
-bool
-shardid_guard_known_sequence(Oid seqid)
-{
-	return OidIsValid(seqid) &&
-		guard_cache[seqid % GUARD_CACHE_SIZE].seqid == seqid;
-}
-
 /*
  * Hand out a slot for key and return its number; the caller holds
  * guard->lock exclusively and has checked that key has none.  When every
@@ -351,8 +328,13 @@ guard_slot_create(const GuardKey *key)
 
 	if (guard->nslots < guard_max_sequences)
 	{
-		slotno = guard->nslots++;
+		slotno = guard->nslots;
 		slot = &guard->slots[slotno];
+		hentry = hash_search(guard_htab, key, HASH_ENTER_NULL, NULL);
+		if (hentry == NULL)
+			elog(ERROR, "shardid hash table is full with %d of %d slots in use",
+				 guard->nslots, guard_max_sequences);
+		guard->nslots++;
 		LWLockAcquire(&slot->lock, LW_EXCLUSIVE);
 	}
 	else
@@ -371,8 +353,17 @@ guard_slot_create(const GuardKey *key)
 		guard->floor_ms = Max(guard->floor_ms, slot->s.last_ms);
 		guard->evictions++;
 		hash_search(guard_htab, &slot->s.key, HASH_REMOVE, NULL);
+		/* the entry just freed makes room, so this cannot fail */
+		hentry = hash_search(guard_htab, key, HASH_ENTER_NULL, NULL);
+		if (hentry == NULL)
+		{
+			slot->in_use = false;
+			LWLockRelease(&slot->lock);
+			elog(ERROR, "shardid hash table has no room after an eviction");
+		}
 	}
 
+	hentry->slotno = slotno;
 	slot->in_use = true;
 	slot->s.key = *key;
 	slot->s.last_ms = guard->floor_ms;
@@ -380,9 +371,6 @@ guard_slot_create(const GuardKey *key)
 	memset(&slot->s.counters, 0, sizeof(GuardCounters));
 	memset(slot->issued, 0, sizeof(slot->issued));
 	LWLockRelease(&slot->lock);
-
-	hentry = hash_search(guard_htab, key, HASH_ENTER, NULL);
-	hentry->slotno = slotno;
 	return slotno;
 }
 
@@ -474,12 +462,6 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 	key.dbid = MyDatabaseId;
 	key.seqid = seqid;
 
-	if (!guard_cache_callback_registered)
-	{
-		CacheRegisterRelcacheCallback(guard_relcache_callback, (Datum) 0);
-		guard_cache_callback_registered = true;
-	}
-
 	for (;;)
 	{
 		GuardSlot  *slot;
@@ -490,22 +472,13 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		int64		wait_until_ms = 0;
 		int64		regression_ms = 0;
 		int64		last_ms;
-		int64		last_block;
 		int64		id = 0;
 
 		slot = guard_slot_lock(&key);
 		now_us = shardid_clock_now_us();
 		last_ms = slot->s.last_ms;
-		last_block = slot->s.last_block;
-
-		/*
-		 * A value whose ten bits last_ms already holds (the sequence cycled
-		 * or was set back) cannot join last_ms: to the rule it starts a
-		 * block.
-		 */
-		if (block == last_block && guard_value_taken(slot, value10))
-			last_block = SHARDID_NO_BLOCK;
-		rule = shardid_rule_decide(last_ms, last_block,
+		rule = shardid_rule_decide(last_ms, slot->s.last_block,
+								   guard_value_taken(slot, value10),
 								   shardid_floor_div(now_us, 1000), block,
 								   guard_max_clock_regression,
 								   &issue_ms, &wait_until_ms, &regression_ms);
@@ -546,8 +519,8 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("system clock moved backwards by %lld ms",
 							(long long) regression_ms),
-					 errdetail("Sequence \"%s\" last issued an ID for %s; the clock now reads %s, and shardid.max_clock_regression is %d ms.",
-							   seqname ? seqname : "?",
+					 errdetail("Sequence \"%s\" may not issue IDs before %s, but the clock reads %s, and shardid.max_clock_regression is %d ms.",
+							   seqname ? seqname : "(dropped)",
 							   pstrdup(timestamptz_to_str(shardid_unix_ms_to_timestamptz(last_ms))),
 							   pstrdup(timestamptz_to_str(shardid_unix_ms_to_timestamptz(shardid_floor_div(now_us, 1000)))),
 							   guard_max_clock_regression),
@@ -563,34 +536,63 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 }
 
 /*
- * Postmaster exit: save every slot, unless the server crashed.
+ * Postmaster exit, and crash restart: save every slot.
+ *
+ * Unlike pg_stat_statements, shardid saves also when shared memory is
+ * reset after a backend crashed (code != 0): the slots only ever move
+ * forward, a backend that died holding a slot lock returned no ID from
+ * it, and a stale file would forget every millisecond issued since the
+ * last clean shutdown.  Slots that look damaged are saved at the floor
+ * instead, and logged.
  */
 static void
 guard_shmem_shutdown(int code, Datum arg)
 {
 	FILE	   *file;
 	uint32		header[2] = {GUARD_FILE_MAGIC, GUARD_FILE_VERSION};
-	int32		count;
+	int64		sane_limit_ms;
+	int32		count = 0;
+	int			nslots;
 	int			i;
 
-	if (code != 0 || !guard || !guard_htab)
+	if (!guard || !guard_htab)
 		return;
+
+	/* no legitimate slot is further ahead of the clock than this */
+	sane_limit_ms = shardid_floor_div(shardid_clock_now_us(), 1000) +
+		3600 * 1000 + 1;
+	nslots = Min(Max(guard->nslots, 0), guard_max_sequences);
+	for (i = 0; i < nslots; i++)
+	{
+		if (guard->slots[i].in_use)
+			count++;
+	}
 
 	file = AllocateFile(GUARD_DUMP_FILE ".tmp", PG_BINARY_W);
 	if (file == NULL)
 		goto error;
 
-	count = (int32) hash_get_num_entries(guard_htab);
 	if (fwrite(header, sizeof(header), 1, file) != 1 ||
 		fwrite(&guard->floor_ms, sizeof(int64), 1, file) != 1 ||
 		fwrite(&guard->evictions, sizeof(int64), 1, file) != 1 ||
 		fwrite(&count, sizeof(int32), 1, file) != 1)
 		goto error;
 
-	for (i = 0; i < guard->nslots; i++)
+	for (i = 0; i < nslots; i++)
 	{
-		if (guard->slots[i].in_use &&
-			fwrite(&guard->slots[i].s, sizeof(GuardState), 1, file) != 1)
+		GuardState	st = guard->slots[i].s;
+
+		if (!guard->slots[i].in_use)
+			continue;
+		if (st.last_ms < 0 || st.last_ms > sane_limit_ms)
+		{
+			ereport(LOG,
+					(errmsg("shardid saves sequence %u of database %u at the floor: its last millisecond %lld is out of range",
+							st.key.seqid, st.key.dbid, (long long) st.last_ms)));
+			st.last_ms = guard->floor_ms;
+			st.last_block = SHARDID_NO_BLOCK;
+		}
+		if (fwrite(&st, sizeof(GuardState), 1, file) != 1)
 			goto error;
 	}
 
@@ -614,8 +616,8 @@ error:
 }
 
 /*
- * Postmaster start: read the slots the last clean shutdown saved.  The
- * file stays, so that a crash later on reads it again.
+ * Postmaster start: read the slots saved last.  The file stays, so that
+ * if the postmaster dies later on, the next start reads it again.
  */
 static void
 guard_load(void)
@@ -673,7 +675,7 @@ guard_load(void)
 
 read_error:
 	ereport(WARNING,
-			(errcode_for_file_access(),
+			(errcode(ERRCODE_DATA_CORRUPTED),
 			 errmsg("could not read file \"%s\": it is truncated or unreadable",
 					GUARD_DUMP_FILE)));
 	FreeFile(file);

@@ -11,11 +11,14 @@
  * it keeps one millisecond from mixing two blocks, so the IDs follow the
  * sequence and the primary key appends at its right edge.
  *
+ A value whose low ten bits last_ms already holds (a sequence that cycled
+ * or was set back) is treated as the start of a new block, so it too moves
+ * on to a later millisecond: last_ms never holds the same ten bits twice.
+ *
  * When the chosen millisecond would be further ahead than that, the caller
- * waits.  A wait of up to one millisecond is an exhausted millisecond.  A
- * longer one means the clock reads earlier than an ID already issued, that
- * is, the clock went back: within max_regression_ms it is waited out,
- * beyond that it is refused.
+ * waits.  A clock one millisecond behind last_ms is the guard's own lead:
+ * the millisecond is exhausted.  A clock further behind went back: up to
+ * max_regression_ms behind it is waited out, beyond that it is refused.
  *
  * src/rule.c
  *
@@ -24,8 +27,8 @@
 #include "rule.h"
 
 ShardidRule
-shardid_rule_decide(int64_t last_ms, int64_t last_block, int64_t now_ms,
-					int64_t block, int64_t max_regression_ms,
+shardid_rule_decide(int64_t last_ms, int64_t last_block, bool value_taken,
+					int64_t now_ms, int64_t block, int64_t max_regression_ms,
 					int64_t *issue_ms, int64_t *wait_until_ms,
 					int64_t *regression_ms)
 {
@@ -38,7 +41,7 @@ shardid_rule_decide(int64_t last_ms, int64_t last_block, int64_t now_ms,
 		return SHARDID_ISSUE;
 	}
 
-	target = (block == last_block) ? last_ms : last_ms + 1;
+	target = (block == last_block && !value_taken) ? last_ms : last_ms + 1;
 	if (target <= now_ms + 1)
 	{
 		*issue_ms = target;
@@ -50,14 +53,12 @@ shardid_rule_decide(int64_t last_ms, int64_t last_block, int64_t now_ms,
 
 	/*
 	 * No millisecond is ever issued more than one ahead of the clock, so a
-	 * steady clock reads at least last_ms - 1.  Anything less went back.
+	 * steady clock reads at least last_ms - 1: a lag of one is the guard's
+	 * own lead.  A larger lag means the clock went back.
 	 */
-	regression = last_ms - 1 - now_ms;
-	if (regression <= 0)
-	{
-		*regression_ms = 0;
-		return SHARDID_WAIT_EXHAUSTED;
-	}
+	regression = last_ms - now_ms;
 	*regression_ms = regression;
+	if (regression <= 1)
+		return SHARDID_WAIT_EXHAUSTED;
 	return regression > max_regression_ms ? SHARDID_REFUSE : SHARDID_WAIT_CLOCK;
 }

@@ -16,6 +16,7 @@
 #ifndef SHARDID_RULE_H
 #define SHARDID_RULE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* last_block of an entry that has not issued since it was (re)created */
@@ -31,12 +32,18 @@ typedef enum ShardidRule
 
 /*
  * Decide where a sequence value of block `block` goes, given the current
- * time now_ms.  On SHARDID_ISSUE, *issue_ms is the millisecond to use (never
- * before last_ms, never after now_ms + 1).  Otherwise *wait_until_ms is the
- * clock reading to wait for, and *regression_ms how far the clock is behind
- * (0 for an exhausted millisecond).
+ * time now_ms.  value_taken says whether last_ms already holds a value with
+ * the same low ten bits (the sequence cycled or was set back): such a value
+ * cannot join last_ms even if its block matches.
+ *
+ * On SHARDID_ISSUE, *issue_ms is the millisecond to use (after last_ms, or
+ * last_ms itself; never after now_ms + 1).  Otherwise *wait_until_ms is the
+ * clock reading to wait for, and *regression_ms how far the clock reads
+ * behind last_ms (at most 1, the guard's own lead, for an exhausted
+ * millisecond).
  */
 extern ShardidRule shardid_rule_decide(int64_t last_ms, int64_t last_block,
+									   bool value_taken,
 									   int64_t now_ms, int64_t block,
 									   int64_t max_regression_ms,
 									   int64_t *issue_ms,

@@ -25,6 +25,8 @@
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
@@ -170,8 +172,58 @@ id_arg(FunctionCallInfo fcinfo, int argno)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ID %lld is negative", (long long) id),
-				 errdetail("shardid IDs are positive bigints: bit 63 is always 0.")));
+				 errdetail("IDs made by shardid are never negative: bit 63 is always 0.")));
 	return id;
+}
+
+/*
+ * Sequences this backend has locked and checked in its current transaction,
+ * indexed by OID.  Within the transaction the lock keeps them from being
+ * dropped or altered into something else, so the check holds.
+ */
+#define CHECKED_CACHE_SIZE 64
+
+typedef struct CheckedSequence
+{
+	Oid			seqid;
+	LocalTransactionId lxid;
+} CheckedSequence;
+
+static CheckedSequence checked_sequences[CHECKED_CACHE_SIZE];
+
+/*
+ * Make sure seqid names a sequence, with a clear error if not.  Takes the
+ * lock nextval takes (RowExclusiveLock, once per transaction, which also
+ * brings in pending invalidations), so that a concurrent DROP cannot slip
+ * in between the check and nextval.
+ */
+static void
+check_sequence(Oid seqid)
+{
+	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
+	char		relkind;
+
+	if (checked->seqid == seqid && checked->lxid == MyProc->lxid &&
+		OidIsValid(seqid))
+		return;
+
+	LockRelationOid(seqid, RowExclusiveLock);
+	relkind = get_rel_relkind(seqid);
+	if (relkind == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", seqid)));
+	if (relkind != RELKIND_SEQUENCE)
+	{
+		char	   *relname = get_rel_name(seqid);
+
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a sequence", relname ? relname : "?"),
+				 errhint("Pass the sequence that numbers this table's IDs.")));
+	}
+	checked->seqid = seqid;
+	checked->lxid = MyProc->lxid;
 }
 
 /*
@@ -191,20 +243,7 @@ shardid_next(PG_FUNCTION_ARGS)
 	check_shard(shard);
 	shardid_guard_require();
 
-	if (!shardid_guard_known_sequence(seqid))
-	{
-		char		relkind = get_rel_relkind(seqid);
-
-		if (relkind == '\0')
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("relation with OID %u does not exist", seqid)));
-		if (relkind != RELKIND_SEQUENCE)
-			ereport(ERROR,
-					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					 errmsg("\"%s\" is not a sequence", get_rel_name(seqid)),
-					 errhint("Pass the sequence that numbers this table's IDs.")));
-	}
+	check_sequence(seqid);
 
 	/*
 	 * Refuse an explicit epoch in the future, or a clock past its horizon,

@@ -20,7 +20,6 @@ extern void shardid_report(ShardidStatus status, int64 unix_ms,
 /* guard.c */
 extern void shardid_guard_define(void);
 extern void shardid_guard_require(void);
-extern bool shardid_guard_known_sequence(Oid seqid);
 extern int64 shardid_guard_next(Oid seqid, int32 shard, int64 value,
 								int64 epoch_ms);
 

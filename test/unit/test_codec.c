@@ -6,6 +6,7 @@
  * every bit width, and the guard's rule by simulation: a fast caller on a
  * steady clock, then a clock that steps back.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,7 @@ rule_fast_caller(int64_t step_ns)
 			int64_t		issue = 0,
 						until = 0,
 						reg = 0;
-			ShardidRule r = shardid_rule_decide(last_ms, last_block, now_ns / 1000000,
+			ShardidRule r = shardid_rule_decide(last_ms, last_block, false, now_ns / 1000000,
 												shardid_seq_block(value), 1000,
 												&issue, &until, &reg);
 
@@ -169,6 +170,66 @@ rule_fast_caller(int64_t step_ns)
 	return waits;
 }
 
+/*
+ * A sequence that cycles through `period` values (MAXVALUE period - 1
+ * CYCLE), taken as fast as possible: with the bitmap of values issued in
+ * last_ms, as guard.c keeps it, no (millisecond, value) pair repeats.
+ */
+static void
+test_rule_cycle(int period)
+{
+	int64_t		last_ms = 0;
+	int64_t		last_block = SHARDID_NO_BLOCK;
+	uint64_t	issued[SHARDID_SEQ_PER_MS / 64] = {0};
+	int64_t		now_ns = INT64_C(1700000000000000000);
+	int64_t		prev_ms = -1;
+	int			i;
+	int			ok = 1;
+	static unsigned char seen[8192][1024 / 8];
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < 20000; i++)
+	{
+		int64_t		value = i % period;
+		int32_t		v10 = shardid_seq_slot(value);
+
+		for (;;)
+		{
+			int64_t		issue = 0,
+						until = 0,
+						reg = 0;
+			bool		taken = (issued[v10 / 64] >> (v10 % 64)) & 1;
+			ShardidRule r = shardid_rule_decide(last_ms, last_block, taken,
+												now_ns / 1000000,
+												shardid_seq_block(value), 1000,
+												&issue, &until, &reg);
+
+			if (r == SHARDID_ISSUE)
+			{
+				int64_t		rel = issue - INT64_C(1700000000000);
+
+				if (issue < prev_ms || rel < 0 || rel >= 8192)
+					ok = 0;
+				else if (seen[rel][v10 / 8] & (1 << (v10 % 8)))
+					ok = 0;		/* a duplicate ID */
+				else
+					seen[rel][v10 / 8] |= 1 << (v10 % 8);
+				if (issue != last_ms || shardid_seq_block(value) != last_block)
+					memset(issued, 0, sizeof(issued));
+				issued[v10 / 64] |= UINT64_C(1) << (v10 % 64);
+				last_ms = prev_ms = issue;
+				last_block = shardid_seq_block(value);
+				break;
+			}
+			if (r != SHARDID_WAIT_EXHAUSTED)
+				ok = 0;
+			now_ns = until * 1000000;
+		}
+		now_ns += 100;			/* ten thousand a millisecond */
+	}
+	CHECK(ok);
+}
+
 static void
 test_rule_clock(void)
 {
@@ -177,28 +238,34 @@ test_rule_clock(void)
 				reg = 0;
 
 	/* steady: next ms issues at once */
-	CHECK(shardid_rule_decide(100, 7, 101, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(100, 7, false, 101, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* same ms, same block: joins it */
-	CHECK(shardid_rule_decide(100, 7, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 100);
+	CHECK(shardid_rule_decide(100, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 100);
 	/* same ms, new block: one ahead */
-	CHECK(shardid_rule_decide(100, 7, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(100, 7, false, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* already one ahead, new block: exhausted, wait for 100 */
-	CHECK(shardid_rule_decide(101, 8, 100, 9, 1000, &issue, &until, &reg) == SHARDID_WAIT_EXHAUSTED &&
-		  until == 101 && reg == 0);
+	CHECK(shardid_rule_decide(101, 8, false, 100, 9, 1000, &issue, &until, &reg) == SHARDID_WAIT_EXHAUSTED &&
+		  until == 101 && reg == 1);
 	/* one ahead, same block: fine */
-	CHECK(shardid_rule_decide(101, 8, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(101, 8, false, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* clock 5 ms back: waited out */
-	CHECK(shardid_rule_decide(100, 7, 95, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
-		  reg == 4 && until == 99);
+	CHECK(shardid_rule_decide(100, 7, false, 95, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
+		  reg == 5 && until == 99);
 	/* clock an hour back: refused, with the size */
-	CHECK(shardid_rule_decide(3600100, 7, 100, 7, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
-		  reg == 3599999);
+	CHECK(shardid_rule_decide(3600100, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
+		  reg == 3600000);
+	/* exactly at the limit: still waited out */
+	CHECK(shardid_rule_decide(1100, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK);
+	CHECK(shardid_rule_decide(1101, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_REFUSE);
+	/* a value whose ten bits last_ms holds moves on, in its own block too */
+	CHECK(shardid_rule_decide(100, 7, true, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(101, 7, true, 100, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_EXHAUSTED);
 	/* limit 0 refuses any step back */
-	CHECK(shardid_rule_decide(100, 7, 98, 7, 0, &issue, &until, &reg) == SHARDID_REFUSE);
+	CHECK(shardid_rule_decide(100, 7, false, 98, 7, 0, &issue, &until, &reg) == SHARDID_REFUSE);
 	/* a stale value from an older block moves on, never back */
-	CHECK(shardid_rule_decide(100, 8, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(100, 8, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* a fresh entry starts at the floor */
-	CHECK(shardid_rule_decide(100, SHARDID_NO_BLOCK, 100, 0, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
+	CHECK(shardid_rule_decide(100, SHARDID_NO_BLOCK, false, 100, 0, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
 		  issue == 101);
 }
 
@@ -213,6 +280,9 @@ main(void)
 	CHECK(rule_fast_caller(800) > 0);	/* 1,250 a millisecond: must wait */
 	CHECK(rule_fast_caller(1) > 0); /* a million a millisecond */
 	test_rule_clock();
+	test_rule_cycle(4);
+	test_rule_cycle(1024);
+	test_rule_cycle(1500);
 
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
