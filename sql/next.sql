@@ -64,11 +64,14 @@ SELECT max(c) <= 1024 AS at_most_1024_per_ms, max(blocks) AS blocks_per_ms
   FROM (SELECT id >> 23 AS ms, count(*) AS c, count(DISTINCT issued_value / 1024) AS blocks
           FROM next_posts GROUP BY 1) x;
 
--- Explicit epoch: the time is counted from it.
+-- Explicit epoch: the time is counted from it.  Read with the default
+-- epoch (2011-01-01), the same ID is exactly the distance between the two
+-- epochs earlier.
 SELECT shardid_created_at(id, '2020-01-01+00') >= date_trunc('milliseconds', b) AND
        shardid_created_at(id, '2020-01-01+00') <= date_trunc('milliseconds', clock_timestamp()) + interval '1 ms'
        AS explicit_epoch,
-       shardid_created_at(id) < date_trunc('milliseconds', b) AS default_epoch_reads_earlier
+       shardid_created_at(id, '2020-01-01+00') - shardid_created_at(id)
+         = timestamptz '2020-01-01+00' - timestamptz '2011-01-01+00' AS default_epoch_reads_epochs_apart
   FROM (SELECT clock_timestamp() AS b, shardid_next(3, 'next_seq', '2020-01-01+00') AS id OFFSET 0) x;
 
 -- A descending sequence works too: seq is the value mod 1024, never negative.

@@ -5,10 +5,14 @@
 #     next start reads it back: each sequence's last millisecond and
 #     counters are as before, and the IDs after the restart are greater than
 #     and distinct from those before.
-#   - After an immediate shutdown the server starts and shardid_next works.
-#   - After a backend crashes, the postmaster reinitialises shared memory
-#     and reads the state of the last clean shutdown again; shardid_next
-#     still works and repeats nothing.
+#   - An immediate shutdown (pg_ctl stop -m immediate) is a shutdown, not a
+#     crash: the postmaster exits normally and saves the state, which the
+#     next start reads back.
+#   - After a backend crashes (SIGKILL), the postmaster saves the state
+#     before it reinitialises shared memory and reads it back: the
+#     milliseconds issued before the crash are known after it, not only
+#     those of the last clean shutdown; shardid_next still works and
+#     repeats nothing.
 #   - A truncated state file is reported with a WARNING and ignored.
 #   - A saved state larger than a lowered shardid.max_sequences is loaded
 #     with evictions, and IDs still do not repeat.
@@ -95,17 +99,32 @@ for my $i (1 .. 3)
 }
 check_ids('three quick restarts');
 
-# 2. Immediate shutdown: the server comes back and shardid_next works.
+# 2. Immediate shutdown: the postmaster still exits normally and saves the
+# state; the server comes back with it and shardid_next works.
+$before = $node->safe_psql('postgres', $stats_query);
 $node->stop('immediate');
 $node->start;
+is($node->safe_psql('postgres', $stats_query),
+	$before, 'immediate shutdown: last_ms and ids_issued are read back');
 $node->safe_psql('postgres', q{SELECT take('after-immediate', 5000)});
 check_ids('immediate shutdown');
 
-# 3. A backend crashes: the postmaster reinitialises shared memory and
-# reads the state file of the last clean shutdown.
+# 3. A backend crashes: the postmaster saves the state, reinitialises
+# shared memory and reads the state back.  The IDs issued after the clean
+# restart are later than the file that restart left, so only a state saved
+# at the crash knows them.
 $node->restart;
 my $saved = $node->safe_psql('postgres', $stats_query);
 $node->safe_psql('postgres', q{SELECT take('before-crash', 5000)});
+my ($max_before_crash, $issued_before_crash) = split /\|/,
+  $node->safe_psql('postgres',
+	q{SELECT max(shardid_created_at(id)), count(*) FROM ids});
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT '$max_before_crash'::timestamptz > last_ms FROM
+  (SELECT (regexp_split_to_array('$saved', '[|]'))[2]::timestamptz AS last_ms) AS s}),
+	't',
+	'before the crash: IDs were issued after the state the clean restart saved');
 my ($out, $err) = ('', '');
 my $victim = IPC::Run::start(
 	[
@@ -136,8 +155,13 @@ for (1 .. 600)
 ok($up, 'the server restarts after a backend crash');
 ok( $node->log_contains('terminating any other active server processes'),
 	'the crash reinitialised shared memory');
-is($node->safe_psql('postgres', $stats_query),
-	$saved, 'after a crash the state of the last clean shutdown is read again');
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT last_ms >= '$max_before_crash', ids_issued
+  FROM shardid_stats WHERE sequence = 's'::regclass}),
+	"t|$issued_before_crash",
+	'after a crash last_ms is at least the latest millisecond issued before it, and ids_issued counts every ID'
+);
 $node->safe_psql('postgres', q{SELECT take('after-crash', 5000)});
 check_ids('backend crash');
 
