@@ -85,6 +85,23 @@ CREATE SCHEMA "Shard 7";
 CREATE SEQUENCE "Shard 7"."Post IDs";
 SELECT shardid_shard(shardid_next(7, '"Shard 7"."Post IDs"')) AS quoted_name;
 
+-- The published scheme beside shardid on a sequence whose values all share
+-- their low ten bits (INCREMENT BY 1024): every value needs a millisecond
+-- of its own.  The published expression puts many in one millisecond and
+-- repeats itself; shardid gives each its own millisecond.
+CREATE SEQUENCE next_stride INCREMENT BY 1024;
+CREATE TEMP TABLE naive AS
+  SELECT ((floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint - 1293840000000) << 23)
+         | (5 << 10) | (nextval('next_stride') % 1024) AS id
+    FROM generate_series(1, 200);
+SELECT count(*) AS naive_ids, count(DISTINCT id) < count(*) AS naive_repeats
+  FROM naive;
+CREATE TEMP TABLE guarded AS
+  SELECT shardid_next(5, 'next_stride') AS id FROM generate_series(1, 200);
+SELECT count(*) AS shardid_ids, count(DISTINCT id) AS distinct_ids,
+       count(DISTINCT id >> 23) AS milliseconds
+  FROM guarded;
+
 -- The guard counts what it issued.
 SELECT sequence, ids_issued, clock_refusals
   FROM shardid_stats
@@ -98,4 +115,4 @@ SELECT last_ms IS NOT NULL AS reset_keeps_last_ms FROM shardid_stats WHERE seque
 DROP TABLE next_posts;
 DROP FUNCTION next_posts_note();
 DROP SCHEMA "Shard 7" CASCADE;
-DROP SEQUENCE next_seq, next_down;
+DROP SEQUENCE next_seq, next_down, next_stride;
