@@ -12,11 +12,13 @@
 
 #include "datatype/timestamp.h"
 
+#include "layout.h"
+
 /* The wall clock now, in microseconds after the Unix epoch. */
-extern int64 shardid_clock_now_us(void);
+extern SHARDID_INTERNAL int64 shardid_clock_now_us(void);
 
 /* Conversions between timestamptz and Unix milliseconds (floored). */
-extern int64 shardid_timestamptz_to_unix_ms(TimestampTz ts);
-extern TimestampTz shardid_unix_ms_to_timestamptz(int64 unix_ms);
+extern SHARDID_INTERNAL int64 shardid_timestamptz_to_unix_ms(TimestampTz ts);
+extern SHARDID_INTERNAL TimestampTz shardid_unix_ms_to_timestamptz(int64 unix_ms);
 
 #endif							/* SHARDID_CLOCK_H */

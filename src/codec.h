@@ -69,28 +69,28 @@ shardid_seq_slot(int64_t value)
  * Build an ID from a time, a shard and a 10-bit sequence slot.  Checks every
  * part; on failure *id is left alone.
  */
-extern ShardidStatus shardid_compose(int64_t unix_ms, int64_t epoch_ms,
+extern SHARDID_INTERNAL ShardidStatus shardid_compose(int64_t unix_ms, int64_t epoch_ms,
 									 int32_t shard, int32_t seq, int64_t *id);
 
 /* Split a non-negative ID into its parts. */
-extern ShardidStatus shardid_split(int64_t id, int64_t epoch_ms,
+extern SHARDID_INTERNAL ShardidStatus shardid_split(int64_t id, int64_t epoch_ms,
 								   int64_t *unix_ms, int32_t *shard,
 								   int32_t *seq);
 
 /* The last millisecond (Unix ms) that still encodes to a positive ID. */
-extern int64_t shardid_horizon_ms(int64_t epoch_ms);
+extern SHARDID_INTERNAL int64_t shardid_horizon_ms(int64_t epoch_ms);
 
 /*
  * Write the shortcode of a non-negative id into buf (at least
  * SHARDID_SHORTCODE_MAXLEN + 1 bytes), NUL-terminated; returns its length.
  */
-extern size_t shardid_shortcode_encode(int64_t id, char *buf);
+extern SHARDID_INTERNAL size_t shardid_shortcode_encode(int64_t id, char *buf);
 
 /*
  * Parse a shortcode of len bytes.  On SHARDID_CODE_BAD_CHAR, *bad_pos is the
  * offset of the first bad byte.
  */
-extern ShardidStatus shardid_shortcode_decode(const char *code, size_t len,
+extern SHARDID_INTERNAL ShardidStatus shardid_shortcode_decode(const char *code, size_t len,
 											  int64_t *id, size_t *bad_pos);
 
 #endif							/* SHARDID_CODEC_H */

@@ -22,6 +22,17 @@
 
 #include <stdint.h>
 
+/*
+ * Functions shared between shardid's own files, not with the server: kept
+ * out of the library's dynamic symbol table, so that calls between them
+ * are direct rather than through the PLT.
+ */
+#if defined(__GNUC__)
+#define SHARDID_INTERNAL __attribute__((visibility("hidden")))
+#else
+#define SHARDID_INTERNAL
+#endif
+
 #define SHARDID_SEQ_BITS		10
 #define SHARDID_SHARD_BITS		13
 #define SHARDID_TIME_BITS		41	/* as published */

@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "layout.h"
+
 /* last_block of an entry that has not issued since it was (re)created */
 #define SHARDID_NO_BLOCK INT64_MIN
 
@@ -42,7 +44,7 @@ typedef enum ShardidRule
  * behind last_ms (at most 1, the guard's own lead, for an exhausted
  * millisecond).
  */
-extern ShardidRule shardid_rule_decide(int64_t last_ms, int64_t last_block,
+extern SHARDID_INTERNAL ShardidRule shardid_rule_decide(int64_t last_ms, int64_t last_block,
 									   bool value_taken,
 									   int64_t now_ms, int64_t block,
 									   int64_t max_regression_ms,

@@ -13,14 +13,14 @@
 #include "codec.h"
 
 /* shardid.c: raise the error for a codec status; never returns */
-extern void shardid_report(ShardidStatus status, int64 unix_ms,
+extern SHARDID_INTERNAL void shardid_report(ShardidStatus status, int64 unix_ms,
 						   int64 epoch_ms, int64 shard, int64 seq)
 			pg_attribute_noreturn();
 
 /* guard.c */
-extern void shardid_guard_define(void);
-extern void shardid_guard_require(void);
-extern int64 shardid_guard_next(Oid seqid, int32 shard, int64 value,
+extern SHARDID_INTERNAL void shardid_guard_define(void);
+extern SHARDID_INTERNAL void shardid_guard_require(void);
+extern SHARDID_INTERNAL int64 shardid_guard_next(Oid seqid, int32 shard, int64 value,
 								int64 epoch_ms);
 
 #endif							/* SHARDID_H */
