@@ -5,21 +5,6 @@ SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 \set SHOW_CONTEXT never
 
--- err(q) runs q and shows the SQLSTATE, message, detail and hint it raised.
-CREATE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  st text; msg text; det text; hnt text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-  RETURN st || ': ' || msg
-         || CASE WHEN det <> '' THEN E'\n  DETAIL: ' || det ELSE '' END
-         || CASE WHEN hnt <> '' THEN E'\n  HINT: ' || hnt ELSE '' END;
-END $$;
-
 CREATE SEQUENCE errs_seq;
 SELECT nextval('errs_seq');
 
@@ -144,4 +129,3 @@ DROP ROLE regress_shardid_nobody, regress_shardid_reader, regress_shardid_user, 
 DROP VIEW errs_view;
 DROP TABLE errs_table;
 DROP SEQUENCE errs_seq;
-DROP FUNCTION err(text);

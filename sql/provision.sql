@@ -6,21 +6,6 @@
 SET timezone = 'UTC';
 \set SHOW_CONTEXT never
 
--- prov_err(q) runs q and shows the SQLSTATE, message, detail and hint.
-CREATE FUNCTION pg_temp.prov_err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  st text; msg text; det text; hnt text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT,
-                          det = PG_EXCEPTION_DETAIL, hnt = PG_EXCEPTION_HINT;
-  RETURN st || ': ' || msg
-         || CASE WHEN det <> '' THEN E'\n  DETAIL: ' || det ELSE '' END
-         || CASE WHEN hnt <> '' THEN E'\n  HINT: ' || hnt ELSE '' END;
-END $$;
-
 -- What a schema holds: relations with their kind, and id defaults.
 CREATE FUNCTION pg_temp.prov_contents(s text)
 RETURNS TABLE (relname name, relkind "char", id_default text)
@@ -37,8 +22,8 @@ $$;
 
 -- Default schema names: shard_ and four digits.
 SELECT shardid_shard_schema(0), shardid_shard_schema(42), shardid_shard_schema(8191);
-SELECT pg_temp.prov_err($$SELECT shardid_shard_schema(-1)$$);
-SELECT pg_temp.prov_err($$SELECT shardid_shard_schema(8192)$$);
+SELECT err($$SELECT shardid_shard_schema(-1)$$);
+SELECT err($$SELECT shardid_shard_schema(8192)$$);
 
 -- The template: two tables with a bigint id.
 CREATE SCHEMA tmpl;
@@ -101,48 +86,48 @@ SELECT * FROM shardid_provision_shard(42, 'tmpl');
 SELECT * FROM pg_temp.prov_contents('shard_0042');
 
 -- Shards outside 0 to 8191.
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(8192, 'tmpl')$$);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(-1, 'tmpl', 'minus_one')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(8192, 'tmpl')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(-1, 'tmpl', 'minus_one')$$);
 SELECT count(*) AS minus_one_schemas FROM pg_namespace WHERE nspname = 'minus_one';
 
 -- Bad templates.
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, 'no_such_template')$$);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, 'tmpl', 'tmpl')$$);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, NULL)$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, 'no_such_template')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, 'tmpl', 'tmpl')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, NULL)$$);
 CREATE SCHEMA tmpl_empty;
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_empty')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_empty')$$);
 CREATE SCHEMA tmpl_noid;
 CREATE TABLE tmpl_noid.t (key text PRIMARY KEY);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_noid')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_noid')$$);
 CREATE SCHEMA tmpl_intid;
 CREATE TABLE tmpl_intid.t (id integer PRIMARY KEY);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_intid')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_intid')$$);
 CREATE SCHEMA tmpl_identity;
 CREATE TABLE tmpl_identity.t (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_identity')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(1, 'tmpl_identity')$$);
 SELECT count(*) AS shard_0001_schemas FROM pg_namespace WHERE nspname = 'shard_0001';
 
 -- Schemas that exist with other contents, left as they were.
 CREATE SCHEMA shard_0200;
 CREATE TABLE shard_0200.stuff (x int);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(200, 'tmpl')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(200, 'tmpl')$$);
 SELECT * FROM pg_temp.prov_contents('shard_0200');
 
 CREATE SCHEMA shard_0201;
 CREATE TABLE shard_0201.posts (id bigint PRIMARY KEY, user_id bigint);
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(201, 'tmpl')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(201, 'tmpl')$$);
 
 CREATE SCHEMA shard_0202;
 CREATE FUNCTION shard_0202.f() RETURNS int LANGUAGE sql AS 'SELECT 1';
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(202, 'tmpl')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(202, 'tmpl')$$);
 
 -- The schema of another shard: its defaults name the wrong shard.
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(43, 'tmpl', 'shard_0042')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(43, 'tmpl', 'shard_0042')$$);
 
 -- A sequence without its table.
 CREATE SCHEMA shard_0203;
 CREATE SEQUENCE shard_0203.posts_id_seq;
-SELECT pg_temp.prov_err($$SELECT * FROM shardid_provision_shard(203, 'tmpl')$$);
+SELECT err($$SELECT * FROM shardid_provision_shard(203, 'tmpl')$$);
 
 -- Clean up.
 SET client_min_messages = warning;

@@ -33,16 +33,6 @@ SELECT count(*) AS widths_round_tripped
    AND length(shardid_to_shortcode(x.v)) = b / 6 + 1;
 
 -- Bad shortcodes.
-CREATE FUNCTION err(q text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-  st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RETURN st || ': ' || msg || CASE WHEN det <> '' THEN E'\n  DETAIL: ' || det ELSE '' END;
-END $$;
 SELECT err($$SELECT shardid_from_shortcode('DoUl90+FPfp')$$);   -- bad character
 SELECT err($$SELECT shardid_from_shortcode('DoUl90AFPf=')$$);   -- padding
 SELECT err($$SELECT shardid_from_shortcode('DoUl 90AFPfp')$$);  -- space
@@ -52,4 +42,3 @@ SELECT err($$SELECT shardid_from_shortcode('BAAAAAAAAAAA')$$);  -- 12 digits: to
 SELECT err($$SELECT shardid_from_shortcode('IAAAAAAAAAA')$$);   -- 2^63: over 63 bits
 SELECT err($$SELECT shardid_from_shortcode('___________')$$);   -- 2^66 - 1
 SELECT err($$SELECT shardid_from_shortcode('ADoUl90AFPf')$$);   -- leading A
-DROP FUNCTION err(text);

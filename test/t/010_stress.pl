@@ -23,18 +23,12 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
 
-my $node = PostgreSQL::Test::Cluster->new('stress');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-timezone = 'UTC'
-fsync = off
-synchronous_commit = off
-max_wal_size = '2GB'
-work_mem = '256MB'
-});
+my $node = shardid_node('stress', 'synchronous_commit = off',
+	"max_wal_size = '2GB'", "work_mem = '256MB'");
 $node->start;
 
 $node->safe_psql(

@@ -26,6 +26,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
 use Time::HiRes ();
 use Time::Local qw(timegm);
 
@@ -60,14 +63,7 @@ sub set_clock
 	return;
 }
 
-my $node = PostgreSQL::Test::Cluster->new('clock');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-timezone = 'UTC'
-fsync = off
-});
+my $node = shardid_node('clock');
 
 # Start the server (and only the server) under libfaketime.
 sub start_faked
@@ -78,20 +74,6 @@ sub start_faked
 	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
 	$node->start;
 	return;
-}
-
-# Run $sql expecting an error; return "SQLSTATE: message".
-sub sql_error
-{
-	my ($sql) = @_;
-	my ($stdout, $stderr);
-	my $rc = $node->psql(
-		'postgres', "\\set VERBOSITY verbose\n$sql",
-		stdout => \$stdout,
-		stderr => \$stderr);
-	return 'no error' if $rc == 0;
-	return $1 if $stderr =~ /ERROR:\s+(\w{5}: [^\n]*)/;
-	return "unexpected: $stderr";
 }
 
 sub stat_of
@@ -243,7 +225,7 @@ SELECT count(*) FILTER (WHERE id >> 23 <= prev >> 23), count(*) > 0
 $node->safe_psql('postgres', q{SELECT take('before1h', 'gen', 1000)});
 set_clock($offset - 3600);
 like(
-	sql_error(q{SELECT shardid_next(1, 'gen')}),
+	sql_error($node, q{SELECT shardid_next(1, 'gen')}),
 	qr/^55000: system clock moved backwards by \d+ ms$/,
 	'1 hour: refused with SQLSTATE 55000 and the documented message');
 is(stat_of('clock_refusals', 'gen'), '1', '1 hour: clock_refusals counts it');
@@ -269,7 +251,7 @@ SELECT last_ms > clock_timestamp() + interval '1 s'
   FROM shardid_stats WHERE sequence = 'gen'::regclass};
 
 is( sql_error(
-		q{SET statement_timeout = '300ms'; SELECT shardid_next(1, 'gen')}),
+		$node, q{SET statement_timeout = '300ms'; SELECT shardid_next(1, 'gen')}),
 	'57014: canceling statement due to statement timeout',
 	'statement_timeout ends a wait for the clock');
 is($node->safe_psql('postgres', $still_behind),
@@ -329,7 +311,7 @@ $node->stop;
 set_clock($offset - 3600);
 start_faked();
 like(
-	sql_error(q{SELECT shardid_next(1, 'far')}),
+	sql_error($node, q{SELECT shardid_next(1, 'far')}),
 	qr/^55000: system clock moved backwards by \d+ ms$/,
 	'restart 1 hour back: refused with SQLSTATE 55000');
 $node->stop;
@@ -342,7 +324,7 @@ check_unique_and_ordered('far', 'restart with the clock fixed');
 # Fake 2046-06-01 00:00:00 UTC.
 set_clock(timegm(0, 0, 0, 1, 5, 2046) - time());
 like(
-	sql_error(q{SELECT shardid_next(1, 'horizon')}),
+	sql_error($node, q{SELECT shardid_next(1, 'horizon')}),
 	qr/^22008: time 2046-\S+ \S+ is past the horizon of the epoch$/,
 	'past the horizon: shardid_next refuses with SQLSTATE 22008');
 is( $node->safe_psql(

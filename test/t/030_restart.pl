@@ -25,17 +25,12 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
 use Time::HiRes qw(usleep);
 
-my $node = PostgreSQL::Test::Cluster->new('restart');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-timezone = 'UTC'
-fsync = off
-restart_after_crash = on
-});
+my $node = shardid_node('restart', 'restart_after_crash = on');
 $node->start;
 
 my $state_file = $node->data_dir . '/pg_stat/shardid.state';

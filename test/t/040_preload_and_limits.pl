@@ -20,20 +20,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-
-# Run $sql expecting an error; return "SQLSTATE: message".
-sub sql_error
-{
-	my ($node, $sql) = @_;
-	my ($stdout, $stderr);
-	my $rc = $node->psql(
-		'postgres', "\\set VERBOSITY verbose\n$sql",
-		stdout => \$stdout,
-		stderr => \$stderr);
-	return 'no error' if $rc == 0;
-	return $1 if $stderr =~ /ERROR:\s+(\w{5}: [^\n]*)/;
-	return "unexpected: $stderr";
-}
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
 
 # 1. Not preloaded.
 my $plain = PostgreSQL::Test::Cluster->new('plain');
@@ -74,15 +63,7 @@ SELECT shardid_floor('2011-01-01 00:00:00.001+00'), shardid_horizon();
 $plain->stop;
 
 # 2. A table of 16 entries and 40 sequences.
-my $node = PostgreSQL::Test::Cluster->new('limits');
-$node->init;
-$node->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-shardid.max_sequences = 16
-timezone = 'UTC'
-fsync = off
-});
+my $node = shardid_node('limits', 'shardid.max_sequences = 16');
 $node->start;
 $node->safe_psql(
 	'postgres', q{
@@ -259,13 +240,7 @@ is($node->safe_psql('postgres', $last_ms_query),
 $node->stop;
 
 # 4. shardid.max_sequences has a minimum of 16.
-my $small = PostgreSQL::Test::Cluster->new('small');
-$small->init;
-$small->append_conf(
-	'postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-shardid.max_sequences = 8
-});
+my $small = shardid_node('small', 'shardid.max_sequences = 8');
 $small->start;
 ok( $small->log_contains(
 		'WARNING:  8 is outside the valid range for parameter "shardid.max_sequences" \(16 \.\. 1000000\)'

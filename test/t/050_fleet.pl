@@ -27,6 +27,9 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
 
 my $tree = abs_path(dirname(__FILE__) . '/../..');
 my $tool = "$tree/tools/shardid-fleet";
@@ -39,23 +42,11 @@ my $moved = 5;          # the logical shard that moves, from server 1 to 2
 my @data;
 for my $i (1 .. 3)
 {
-	my $node = PostgreSQL::Test::Cluster->new("data$i");
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-timezone = 'UTC'
-fsync = off
-});
+	my $node = shardid_node("data$i");
 	$node->start;
 	push @data, $node;
 }
-my $router = PostgreSQL::Test::Cluster->new('router');
-$router->init;
-$router->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-timezone = 'UTC'
-fsync = off
-});
+my $router = shardid_node('router');
 $router->start;
 
 sub connstr
@@ -362,13 +353,7 @@ SKIP:
 	skip 'libfaketime is not installed (Debian package "faketime")', 9
 	  unless defined $libfaketime;
 
-	my $node = PostgreSQL::Test::Cluster->new('data4');
-	$node->init;
-	$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'shardid'
-timezone = 'UTC'
-fsync = off
-});
+	my $node = shardid_node('data4');
 	{
 		local $ENV{LD_PRELOAD} = $libfaketime;
 		local $ENV{FAKETIME} = '-8s';
