@@ -15,7 +15,7 @@ DATA = shardid--1.0.sql
 
 REGRESS = setup codec errors shortcode markings next properties provision
 REGRESS_OPTS = --load-extension=shardid
-ISOLATION = concurrent
+ISOLATION = concurrent drop
 ISOLATION_OPTS = --load-extension=shardid
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -177,9 +177,11 @@ id_arg(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * Sequences this backend has locked and checked in its current transaction,
- * indexed by OID.  Within the transaction the lock keeps them from being
- * dropped or altered into something else, so the check holds.
+ * Sequences this backend has checked and called nextval on in its current
+ * transaction, indexed by OID.  nextval keeps its lock on the sequence
+ * until the top transaction ends, even across a rolled-back savepoint, so
+ * for the rest of the transaction the sequence cannot be dropped or turned
+ * into something else, and the check holds.
  */
 #define CHECKED_CACHE_SIZE 64
 
@@ -193,9 +195,9 @@ static CheckedSequence checked_sequences[CHECKED_CACHE_SIZE];
 
 /*
  * Make sure seqid names a sequence, with a clear error if not.  Takes the
- * lock nextval takes (RowExclusiveLock, once per transaction, which also
- * brings in pending invalidations), so that a concurrent DROP cannot slip
- * in between the check and nextval.
+ * lock nextval takes (RowExclusiveLock, which also brings in pending
+ * invalidations), so that a concurrent DROP cannot slip in between the
+ * check and nextval.  Once per transaction: see remember_sequence().
  */
 static void
 check_sequence(Oid seqid)
@@ -222,6 +224,14 @@ check_sequence(Oid seqid)
 				 errmsg("\"%s\" is not a sequence", relname ? relname : "?"),
 				 errhint("Pass the sequence that numbers this table's IDs.")));
 	}
+}
+
+/* After nextval succeeded on seqid: skip check_sequence until commit. */
+static void
+remember_sequence(Oid seqid)
+{
+	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
+
 	checked->seqid = seqid;
 	checked->lxid = MyProc->lxid;
 }
@@ -266,6 +276,7 @@ shardid_next(PG_FUNCTION_ARGS)
 
 	/* The caller's rights: nextval's own USAGE/UPDATE check. */
 	value = nextval_internal(seqid, true);
+	remember_sequence(seqid);
 
 	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, epoch_ms));
 }
