@@ -45,6 +45,13 @@ SELECT b.method, sum(b.seconds) AS seconds, max(b.rows_after) AS table_rows,
   FROM bench.bulk b JOIN bench.bulk_size s USING (method)
  GROUP BY b.method, s.index_bytes, s.heap_bytes;
 
+-- every method but bigserial, with its name in the table
+CREATE TEMP VIEW bulk_vs AS
+SELECT *, CASE method WHEN 'shardid' THEN 'shardid_next'
+					  WHEN 'uuid' THEN 'gen_random_uuid()'
+					  ELSE 'PL/pgSQL function' END AS label
+  FROM bulk_total WHERE method <> 'bigserial';
+
 CREATE TEMP VIEW pgb AS
 SELECT method, clients, layout,
 	   percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) AS tps
@@ -96,22 +103,14 @@ SELECT 30 + CASE m.method WHEN 'shardid' THEN 0 WHEN 'uuid' THEN 2 ELSE 4 END,
 				 ELSE '' END || ')',
 	   CASE WHEN m.method = 'shardid' THEN '<= 1.1' ELSE '' END,
 	   CASE WHEN m.method = 'shardid' THEN yes(m.seconds / b.seconds <= 1.1) ELSE '' END
-  FROM (SELECT *, CASE method WHEN 'shardid' THEN 'shardid_next'
-							  WHEN 'uuid' THEN 'gen_random_uuid()'
-							  ELSE 'PL/pgSQL function' END AS label
-		  FROM bulk_total WHERE method <> 'bigserial') m,
-	   bulk_total b WHERE b.method = 'bigserial'
+  FROM bulk_vs m, bulk_total b WHERE b.method = 'bigserial'
 UNION ALL
 SELECT 31 + CASE m.method WHEN 'shardid' THEN 0 WHEN 'uuid' THEN 2 ELSE 4 END,
 	   '3', 'primary key index size, ' || m.label || ' / bigserial',
 	   r(m.index_bytes::float8 / b.index_bytes, 3) || ' (' || mb(m.index_bytes) || ' vs ' || mb(b.index_bytes) || ')',
 	   CASE WHEN m.method = 'shardid' THEN '<= 1.05' ELSE '' END,
 	   CASE WHEN m.method = 'shardid' THEN yes(m.index_bytes::float8 / b.index_bytes <= 1.05) ELSE '' END
-  FROM (SELECT *, CASE method WHEN 'shardid' THEN 'shardid_next'
-							  WHEN 'uuid' THEN 'gen_random_uuid()'
-							  ELSE 'PL/pgSQL function' END AS label
-		  FROM bulk_total WHERE method <> 'bigserial') m,
-	   bulk_total b WHERE b.method = 'bigserial'
+  FROM bulk_vs m, bulk_total b WHERE b.method = 'bigserial'
 UNION ALL
 -- 4. growth: rows per ms of the chunks that end at 10%, 30% and 100%
 SELECT 40 + CASE method WHEN 'bigserial' THEN 0 WHEN 'shardid' THEN 1 ELSE 2 END,
