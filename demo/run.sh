@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo/run.sh: shardid's main job on an embedded default.
 #
-# Starts a throwaway PostgreSQL 15 cluster with shardid preloaded, lays out
+# Builds shardid into a private copy of PostgreSQL 15 (the system's
+# installation is not touched), starts a throwaway cluster with it preloaded, lays out
 # four logical shards as schemas with a posts table whose id defaults to
 # shardid_next, inserts posts for several users, prints each ID beside its
 # decoded time and shard, runs a "created since" query on shardid_floor,
@@ -11,19 +12,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 . test/cluster.sh
-PG_CONFIG=$PG_BINDIR/pg_config
 
-install_packages make gcc postgresql-15 postgresql-server-dev-15
-make -s PG_CONFIG="$PG_CONFIG"
-if [ -w "$($PG_CONFIG --pkglibdir)" ]; then
-	make -s install PG_CONFIG="$PG_CONFIG"
-else
-	sudo -n make -s install PG_CONFIG="$PG_CONFIG"
-fi
+install_packages make gcc rsync postgresql-15 postgresql-server-dev-15
 
 work=$(mktemp -d /tmp/shardid-demo.XXXXXX)
-[ "$(id -u)" = 0 ] && chown postgres: "$work"
+chmod 755 "$work"
 trap 'cluster_stop "$work/data"; rm -rf "$work"' EXIT
+# build and install into a private copy of PostgreSQL under $work
+private_install "$work/pg" >/dev/null
 cluster_start "$work/data" $((40000 + RANDOM % 10000))
 echo "cluster started in $work/data (port $PGPORT)"
 

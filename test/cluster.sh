@@ -1,11 +1,39 @@
-# test/cluster.sh: start and stop throwaway PostgreSQL clusters.
-# Sourced by test/run.sh, demo/run.sh and bench/run.sh.
+# test/cluster.sh: a private PostgreSQL installation to test in, and
+# throwaway clusters on it.  Sourced by test/run.sh, demo/run.sh and
+# bench/run.sh.
+#
+# Nothing is installed into the system's PostgreSQL: private_install copies
+# the server's binaries, libraries and share directory (about 50 MB) into a
+# directory of the caller's and installs shardid there.  PostgreSQL finds
+# its share and library directories relative to its binaries, so the copy
+# is a complete installation of its own.
 #
 # initdb and postgres refuse to run as root, so as root the cluster belongs
 # to the postgres OS user; as anyone else it belongs to that user.  Servers
 # listen on a Unix socket in the cluster's directory and on 127.0.0.1 only.
 
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+PG_MAJOR=${PG_MAJOR:-15}
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/$PG_MAJOR/bin}
+
+# private_install DIR: copy the system's PostgreSQL $PG_MAJOR into DIR,
+# build shardid from the current directory with -Werror and install it
+# there.  Afterwards PG_BINDIR and PG_CONFIG point into DIR.
+private_install() {
+	local dir=$1 sys_bindir=/usr/lib/postgresql/$PG_MAJOR/bin
+	rm -rf "$dir"
+	mkdir -p "$dir/usr/lib/postgresql" "$dir/usr/share/postgresql"
+	cp -a "/usr/lib/postgresql/$PG_MAJOR" "$dir/usr/lib/postgresql/"
+	cp -a "/usr/share/postgresql/$PG_MAJOR" "$dir/usr/share/postgresql/"
+	# headers are only read: share the system's
+	ln -s /usr/include "$dir/usr/include"
+	PG_BINDIR=$dir/usr/lib/postgresql/$PG_MAJOR/bin
+	PG_CONFIG=$PG_BINDIR/pg_config
+	export PG_BINDIR PG_CONFIG
+	[ -x "$PG_CONFIG" ] || { echo "no PostgreSQL $PG_MAJOR in $sys_bindir" >&2; return 1; }
+	make -s clean PG_CONFIG="$PG_CONFIG"
+	make -s WERROR=1 PG_CONFIG="$PG_CONFIG"
+	make -s install PG_CONFIG="$PG_CONFIG"
+}
 
 # run a command as the cluster owner
 as_owner() {
@@ -62,6 +90,7 @@ install_packages() {
 		echo "missing Debian packages: ${missing[*]} (install them as root)" >&2
 		return 1
 	fi
+	echo "installing Debian packages: ${missing[*]}"
 	apt-get update -qq >/dev/null
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
