@@ -11,7 +11,7 @@ OBJS = \
 PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
 
 EXTENSION = shardid
-DATA = shardid--1.0.sql
+DATA = shardid--1.0.sql shardid--1.0--1.1.sql
 
 REGRESS = setup codec errors shortcode markings next properties provision
 REGRESS_OPTS = --load-extension=shardid
