@@ -25,7 +25,8 @@ SELECT pg_describe_object(classid, objid, 0) AS object
 
 -- Not trusted: only a superuser may create it.
 SELECT name, version, superuser, trusted, relocatable
-  FROM pg_available_extension_versions WHERE name = 'shardid';
+  FROM pg_available_extension_versions WHERE name = 'shardid'
+ ORDER BY string_to_array(version, '.')::int[];
 
 -- Resetting the guard's counters is not granted to PUBLIC.
 SELECT has_function_privilege('public', 'shardid_stats_reset()', 'EXECUTE') AS public_may_reset,
