@@ -5,9 +5,14 @@ OBJS = \
 	$(WIN32RES) \
 	src/clock.o \
 	src/codec.o \
+	src/fence.o \
 	src/guard.o \
+	src/report.o \
 	src/rule.o \
-	src/shardid.o
+	src/shardid.o \
+	src/shmem.o \
+	src/state.o \
+	src/stats.o
 PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
 
 EXTENSION = shardid

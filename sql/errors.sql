@@ -85,6 +85,26 @@ SELECT err($$INSERT INTO errs_posts (shard) VALUES (2), (3)$$);
 SELECT shard FROM errs_posts;
 DROP TABLE errs_posts;
 
+-- The session that used a sequence in this transaction drops it, or rolls
+-- back to a savepoint from before it existed: 42P01, as for any missing
+-- sequence, never XX000 (the check made once per transaction is
+-- forgotten when the sequence goes).
+BEGIN;
+CREATE SEQUENCE errs_gone;
+SELECT shardid_next(8, 'errs_gone') > 0 AS made;
+SELECT 'errs_gone'::regclass::oid AS gone_oid \gset
+DROP SEQUENCE errs_gone;
+SELECT regexp_replace(err(format('SELECT shardid_next(8, %s)', :gone_oid)), 'OID \d+', 'OID N') AS dropped_here;
+ROLLBACK;
+BEGIN;
+SAVEPOINT before_create;
+CREATE SEQUENCE errs_gone;
+SELECT shardid_next(8, 'errs_gone') > 0 AS made;
+SELECT 'errs_gone'::regclass::oid AS gone_oid \gset
+ROLLBACK TO SAVEPOINT before_create;
+SELECT regexp_replace(err(format('SELECT shardid_next(8, %s)', :gone_oid)), 'OID \d+', 'OID N') AS rolled_back;
+ROLLBACK;
+
 -- Privileges: the caller needs USAGE or UPDATE on the sequence, exactly as
 -- for nextval, checked with the caller's own rights.
 CREATE ROLE regress_shardid_nobody;
@@ -112,9 +132,26 @@ RESET ROLE;
 -- the pure functions need no privilege
 SET ROLE regress_shardid_nobody;
 SELECT shardid_shard(4185136929178974185) AS pure_needs_nothing;
--- and anyone may read what the guard did
-SELECT count(*) > 0 AS public_reads_stats FROM shardid_stats;
+-- What the guard did is shown as pg_stat_statements shows it: a role sees
+-- the sequences it may SELECT from, in the current database only, unless
+-- it has the privileges of pg_read_all_stats.
+SELECT count(*) AS nobody_sees FROM shardid_stats;
+SELECT datname = current_database() AS nobody_sees_own_fence_only FROM shardid_fence_status;
 RESET ROLE;
+SET ROLE regress_shardid_reader;
+SELECT sequence, ids_issued > 0 AS issued FROM shardid_stats;
+SELECT datname = current_database() AS own_fence_only FROM shardid_fence_status;
+RESET ROLE;
+SET ROLE regress_shardid_user;
+SELECT count(*) AS usage_is_not_select FROM shardid_stats;
+RESET ROLE;
+SELECT count(*) AS superuser_rows FROM shardid_stats \gset
+GRANT pg_read_all_stats TO regress_shardid_nobody;
+SET ROLE regress_shardid_nobody;
+SELECT count(*) = :superuser_rows AND count(*) > 1 AS read_all_stats_sees_all
+  FROM shardid_stats;
+RESET ROLE;
+REVOKE pg_read_all_stats FROM regress_shardid_nobody;
 -- Rights come from the caller even inside a SECURITY INVOKER function owned
 -- by a privileged role.
 CREATE FUNCTION errs_make() RETURNS bigint LANGUAGE sql

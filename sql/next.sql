@@ -67,12 +67,21 @@ SELECT max(c) <= 1024 AS at_most_1024_per_ms, max(blocks) AS blocks_per_ms
 -- Explicit epoch: the time is counted from it.  Read with the default
 -- epoch (2011-01-01), the same ID is exactly the distance between the two
 -- epochs earlier.
+CREATE SEQUENCE next_epoch_seq;
 SELECT shardid_created_at(id, '2020-01-01+00') >= date_trunc('milliseconds', b) AND
        shardid_created_at(id, '2020-01-01+00') <= date_trunc('milliseconds', clock_timestamp()) + interval '1 ms'
        AS explicit_epoch,
        shardid_created_at(id, '2020-01-01+00') - shardid_created_at(id)
          = timestamptz '2020-01-01+00' - timestamptz '2011-01-01+00' AS default_epoch_reads_epochs_apart
-  FROM (SELECT clock_timestamp() AS b, shardid_next(3, 'next_seq', '2020-01-01+00') AS id OFFSET 0) x;
+  FROM (SELECT clock_timestamp() AS b, shardid_next(3, 'next_epoch_seq', '2020-01-01+00') AS id OFFSET 0) x;
+
+-- One sequence under two epochs: the later epoch's time fields are nine
+-- years behind the IDs next_seq already issued, so they would repeat them;
+-- the guard compares time fields and refuses, as for a clock nine years
+-- back.
+SELECT split_part(err($$SELECT shardid_next(3, 'next_seq', '2020-01-01+00')$$), E'\n', 1) AS second_epoch;
+-- Back under its own epoch, next_seq goes on.
+SELECT shardid_next(3, 'next_seq') > max(id) AS own_epoch_goes_on FROM next_posts;
 
 -- A descending sequence works too: seq is the value mod 1024, never negative.
 CREATE SEQUENCE next_down INCREMENT BY -1 MINVALUE -10000 MAXVALUE 0 START 0;
@@ -115,4 +124,4 @@ SELECT last_ms IS NOT NULL AS reset_keeps_last_ms FROM shardid_stats WHERE seque
 DROP TABLE next_posts;
 DROP FUNCTION next_posts_note();
 DROP SCHEMA "Shard 7" CASCADE;
-DROP SEQUENCE next_seq, next_down, next_stride;
+DROP SEQUENCE next_seq, next_epoch_seq, next_down, next_stride;

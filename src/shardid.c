@@ -6,9 +6,9 @@
  *	  | 0 | 41 bits: ms since the epoch | 13 bits: shard | 10 bits: seq |
  *
  * This file turns SQL arguments into the plain integers that codec.c works
- * on, checks them, and turns codec statuses into errors with SQLSTATEs.
- * shardid_next also calls nextval and hands the value to the guard
- * (guard.c), which picks the millisecond.
+ * on, checks them, and turns codec statuses into errors with SQLSTATEs
+ * (report.c).  shardid_next also calls nextval and hands the value to the
+ * guard (guard.c), which picks the millisecond.
  *
  * Every function taking an epoch has a twin without it that uses the
  * default epoch, 2011-01-01 00:00:00 UTC.
@@ -26,13 +26,15 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "storage/lmgr.h"
-#include "storage/proc.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
-#include "shardid.h"
+#include "compat.h"
+#include "guard.h"
+#include "report.h"
 
 PG_MODULE_MAGIC;
 
@@ -46,6 +48,9 @@ PG_FUNCTION_INFO_V1(shardid_floor);
 PG_FUNCTION_INFO_V1(shardid_horizon);
 PG_FUNCTION_INFO_V1(shardid_to_shortcode);
 PG_FUNCTION_INFO_V1(shardid_from_shortcode);
+PG_FUNCTION_INFO_V1(shardid_fence_reload);
+
+static void checked_sequences_invalidate(Datum arg, Oid relid);
 
 void		_PG_init(void);
 
@@ -53,53 +58,7 @@ void
 _PG_init(void)
 {
 	shardid_guard_define();
-}
-
-/* A Unix millisecond as text; a copy, since one message may need two. */
-static char *
-unix_ms_to_str(int64 unix_ms)
-{
-	return pstrdup(timestamptz_to_str(shardid_unix_ms_to_timestamptz(unix_ms)));
-}
-
-void
-shardid_report(ShardidStatus status, int64 unix_ms, int64 epoch_ms,
-			   int64 shard, int64 seq)
-{
-	switch (status)
-	{
-		case SHARDID_SHARD_OUT_OF_RANGE:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("shard ID %lld is out of range", (long long) shard),
-					 errdetail("Valid shard IDs are 0 to %d.", SHARDID_MAX_SHARD)));
-			break;
-		case SHARDID_SEQ_OUT_OF_RANGE:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("sequence number %lld is out of range", (long long) seq),
-					 errdetail("Valid sequence numbers are 0 to %d.", SHARDID_MAX_SEQ)));
-			break;
-		case SHARDID_BEFORE_EPOCH:
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("time %s is before the epoch", unix_ms_to_str(unix_ms)),
-					 errdetail("IDs encode milliseconds since the epoch %s.",
-							   unix_ms_to_str(epoch_ms))));
-			break;
-		case SHARDID_PAST_HORIZON:
-			ereport(ERROR,
-					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-					 errmsg("time %s is past the horizon of the epoch", unix_ms_to_str(unix_ms)),
-					 errdetail("With the epoch %s, the last millisecond that encodes to a positive bigint is %s.",
-							   unix_ms_to_str(epoch_ms),
-							   unix_ms_to_str(shardid_horizon_ms(epoch_ms))),
-					 errhint("Use a later epoch for new IDs.")));
-			break;
-		default:
-			elog(ERROR, "unexpected shardid status %d", (int) status);
-	}
-	pg_unreachable();
+	CacheRegisterRelcacheCallback(checked_sequences_invalidate, (Datum) 0);
 }
 
 /*
@@ -180,8 +139,10 @@ id_arg(FunctionCallInfo fcinfo, int argno)
  * Sequences this backend has checked and called nextval on in its current
  * transaction, indexed by OID.  nextval keeps its lock on the sequence
  * until the top transaction ends, even across a rolled-back savepoint, so
- * for the rest of the transaction the sequence cannot be dropped or turned
- * into something else, and the check holds.
+ * no other session can drop it or turn it into something else meanwhile.
+ * This session can: DROP SEQUENCE in the same transaction, or a rollback
+ * to a savepoint taken before the sequence was created.  Both send a
+ * relcache invalidation for it, which forgets the check.
  */
 #define CHECKED_CACHE_SIZE 64
 
@@ -205,7 +166,7 @@ check_sequence(Oid seqid)
 	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
 	char		relkind;
 
-	if (checked->seqid == seqid && checked->lxid == MyProc->lxid &&
+	if (checked->seqid == seqid && checked->lxid == SHARDID_MY_LXID &&
 		OidIsValid(seqid))
 		return;
 
@@ -233,7 +194,20 @@ remember_sequence(Oid seqid)
 	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
 
 	checked->seqid = seqid;
-	checked->lxid = MyProc->lxid;
+	checked->lxid = SHARDID_MY_LXID;
+}
+
+/* Relcache invalidation: forget the checks of relid (or of all). */
+static void
+checked_sequences_invalidate(Datum arg, Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < CHECKED_CACHE_SIZE; i++)
+	{
+		if (!OidIsValid(relid) || checked_sequences[i].seqid == relid)
+			checked_sequences[i].seqid = InvalidOid;
+	}
 }
 
 /*
@@ -268,8 +242,8 @@ shardid_next(PG_FUNCTION_ARGS)
 		if (epoch_ms > now_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epoch %s is in the future", unix_ms_to_str(epoch_ms)),
-					 errdetail("The clock reads %s.", unix_ms_to_str(now_ms))));
+					 errmsg("epoch %s is in the future", shardid_unix_ms_to_str(epoch_ms)),
+					 errdetail("The clock reads %s.", shardid_unix_ms_to_str(now_ms))));
 		if (now_ms > shardid_horizon_ms(epoch_ms))
 			shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, shard, 0);
 	}
@@ -446,4 +420,17 @@ shardid_from_shortcode(PG_FUNCTION_ARGS)
 			elog(ERROR, "unexpected shortcode status");
 	}
 	PG_RETURN_INT64(id);
+}
+
+/*
+ * shardid_fence_reload() -> void: make the next shardid_next in this
+ * database read its durable fence again.  The 1.1 install and update
+ * script calls it after creating the fence, so that a server that
+ * already issued IDs here writes a fence past them.
+ */
+Datum
+shardid_fence_reload(PG_FUNCTION_ARGS)
+{
+	shardid_guard_reload_fence();
+	PG_RETURN_VOID();
 }

@@ -6,16 +6,23 @@ use warnings;
 
 use Exporter 'import';
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(shardid_node sql_error);
+our @EXPORT = qw(shardid_node sql_error libfaketime set_clock start_faked
+  wait_for_clock kill9_and_reap);
 
 # A new, initialised node (not started) with shardid preloaded, UTC, no
-# fsync, and any further postgresql.conf lines given.
+# fsync, and any further postgresql.conf lines given.  An optional hash
+# reference after the name holds options for PostgreSQL::Test::Cluster's
+# init (allows_streaming, ...).
 sub shardid_node
 {
 	my ($name, @conf) = @_;
+	my %init = ref $conf[0] eq 'HASH' ? %{ shift @conf } : ();
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
+	$node->init(%init);
 	$node->append_conf('postgresql.conf',
 		join("\n",
 			"shared_preload_libraries = 'shardid'",
@@ -24,19 +31,91 @@ sub shardid_node
 	return $node;
 }
 
-# Run $sql on $node expecting an error; return "SQLSTATE: message", or
-# "no error".
+# Run $sql on $node (in database $db, default postgres) expecting an error;
+# return "SQLSTATE: message", or "no error".
 sub sql_error
 {
-	my ($node, $sql) = @_;
+	my ($node, $sql, $db) = @_;
 	my ($stdout, $stderr);
 	my $rc = $node->psql(
-		'postgres', "\\set VERBOSITY verbose\n$sql",
+		$db // 'postgres', "\\set VERBOSITY verbose\n$sql",
 		stdout => \$stdout,
 		stderr => \$stderr);
 	return 'no error' if $rc == 0;
 	return $1 if $stderr =~ /ERROR:\s+(\w{5}: [^\n]*)/;
 	return "unexpected: $stderr";
+}
+
+# The path of libfaketime, or undef if it is not installed.
+sub libfaketime
+{
+	for my $dir (
+		'/usr/lib/x86_64-linux-gnu/faketime',
+		'/usr/lib/aarch64-linux-gnu/faketime',
+		'/usr/lib/faketime', '/usr/local/lib/faketime')
+	{
+		return "$dir/libfaketime.so.1" if -e "$dir/libfaketime.so.1";
+	}
+	return undef;
+}
+
+# Write a libfaketime offset file: the clocks of the servers that read it
+# run $offset seconds from the real clock.  Write, then rename, so that a
+# server never reads half a file.
+sub set_clock
+{
+	my ($file, $offset) = @_;
+	my $tmp = "$file.tmp";
+	open my $fh, '>', $tmp or die "could not write \"$tmp\": $!";
+	printf $fh "%+.3f\n", $offset;
+	close $fh or die "could not write \"$tmp\": $!";
+	rename $tmp, $file or die "could not rename \"$tmp\": $!";
+	return;
+}
+
+# Start $node (and only the server) under libfaketime reading $file.  The
+# wall clock is faked, the monotonic clock is not, as a real step of the
+# wall clock would leave it; a new offset shows within a second or two.
+sub start_faked
+{
+	my ($node, $file, %opts) = @_;
+	local $ENV{LD_PRELOAD} = libfaketime();
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $file;
+	local $ENV{FAKETIME_CACHE_DURATION} = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	return $node->start(%opts);
+}
+
+# Wait until $node's clock reads $offset seconds from the real clock,
+# within a quarter of a second; false if it does not within 30 s.
+sub wait_for_clock
+{
+	my ($node, $offset) = @_;
+	for (1 .. 300)
+	{
+		my $server = $node->safe_psql('postgres',
+			q{SELECT extract(epoch FROM clock_timestamp())});
+		return 1 if abs($server - Time::HiRes::time() - $offset) < 0.25;
+		usleep(100_000);
+	}
+	return 0;
+}
+
+# kill -9 the postmaster of $node, as a power loss or the OOM killer would,
+# and wait until the process is gone (not only dead: a zombie keeps its
+# pid, and pg_ctl refuses to start on a postmaster.pid whose pid lives).
+sub kill9_and_reap
+{
+	my ($node) = @_;
+	my $pid = $node->{_pid};
+	$node->kill9;
+	for (1 .. 300)
+	{
+		last unless -e "/proc/$pid";
+		usleep(50_000);
+	}
+	ok(!-e "/proc/$pid", $node->name . ': postmaster killed with -9');
+	return;
 }
 
 1;

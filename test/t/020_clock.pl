@@ -312,8 +312,8 @@ set_clock($offset - 3600);
 start_faked();
 like(
 	sql_error($node, q{SELECT shardid_next(1, 'far')}),
-	qr/^55000: system clock moved backwards by \d+ ms$/,
-	'restart 1 hour back: refused with SQLSTATE 55000');
+	qr/^55000: system clock is \d+ ms behind the durable fence$/,
+	'restart 1 hour back: refused with SQLSTATE 55000, at the fence');
 $node->stop;
 set_clock($offset + 3605);
 start_faked();

@@ -208,12 +208,24 @@ cmp_ok(
 	$node->safe_psql('postgres', 'SELECT evictions FROM shardid_stats_info()'),
 	'>', $evictions_before + 100, 'four sessions churning: many evictions');
 
-# The state file of a full table is read back after a restart.
-my $info = q{SELECT entries, evictions, floor_ms FROM shardid_stats_info()};
+# The counters of a full table are read back after a restart.  The
+# eviction floor is not: after a restart every sequence starts at the
+# database's durable fence, which lies past every ID issued before.
+my $info = q{SELECT entries, evictions FROM shardid_stats_info()};
 my $info_before = $node->safe_psql('postgres', $info);
+my $floor_before = $node->safe_psql('postgres',
+	'SELECT floor_ms FROM shardid_stats_info()');
 $node->restart;
 is($node->safe_psql('postgres', $info),
-	$info_before, 'entries, evictions and floor are read back after a restart');
+	$info_before, 'entries and evictions are read back after a restart');
+$node->safe_psql('postgres', q{SELECT shardid_next(1, 'q0')});
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT floor_ms IS NULL FROM shardid_stats_info();
+SELECT fence_time > '$floor_before' FROM shardid_fence_status
+ WHERE datname = current_database()}),
+	"t\nt",
+	'after a restart the floor gives way to the fence, which is past it');
 
 # 3. shardid_stats_reset(): superusers only; zeroes counters, keeps ms.
 $node->safe_psql('postgres', 'CREATE ROLE plain_user');

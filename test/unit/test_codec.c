@@ -136,7 +136,7 @@ rule_fast_caller(int64_t step_ns)
 						until = 0,
 						reg = 0;
 			ShardidRule r = shardid_rule_decide(last_ms, last_block, false, now_ns / 1000000,
-												shardid_seq_block(value), 1000,
+												shardid_seq_block(value), 1, 1000,
 												&issue, &until, &reg);
 
 			if (r == SHARDID_ISSUE)
@@ -159,7 +159,7 @@ rule_fast_caller(int64_t step_ns)
 				last_block = shardid_seq_block(value);
 				break;
 			}
-			if (r != SHARDID_WAIT_EXHAUSTED)
+			if (r != SHARDID_WAIT_LEAD)
 				ok = 0;
 			waits++;
 			now_ns = until * 1000000;	/* sleep exactly until then */
@@ -201,7 +201,7 @@ test_rule_cycle(int period)
 			bool		taken = (issued[v10 / 64] >> (v10 % 64)) & 1;
 			ShardidRule r = shardid_rule_decide(last_ms, last_block, taken,
 												now_ns / 1000000,
-												shardid_seq_block(value), 1000,
+												shardid_seq_block(value), 1, 1000,
 												&issue, &until, &reg);
 
 			if (r == SHARDID_ISSUE)
@@ -221,7 +221,7 @@ test_rule_cycle(int period)
 				last_block = shardid_seq_block(value);
 				break;
 			}
-			if (r != SHARDID_WAIT_EXHAUSTED)
+			if (r != SHARDID_WAIT_LEAD)
 				ok = 0;
 			now_ns = until * 1000000;
 		}
@@ -238,35 +238,53 @@ test_rule_clock(void)
 				reg = 0;
 
 	/* steady: next ms issues at once */
-	CHECK(shardid_rule_decide(100, 7, false, 101, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(100, 7, false, 101, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* same ms, same block: joins it */
-	CHECK(shardid_rule_decide(100, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 100);
+	CHECK(shardid_rule_decide(100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 100);
 	/* same ms, new block: one ahead */
-	CHECK(shardid_rule_decide(100, 7, false, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(100, 7, false, 100, 8, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* already one ahead, new block: exhausted, wait for 100 */
-	CHECK(shardid_rule_decide(101, 8, false, 100, 9, 1000, &issue, &until, &reg) == SHARDID_WAIT_EXHAUSTED &&
+	CHECK(shardid_rule_decide(101, 8, false, 100, 9, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_LEAD &&
 		  until == 101 && reg == 1);
 	/* one ahead, same block: fine */
-	CHECK(shardid_rule_decide(101, 8, false, 100, 8, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(101, 8, false, 100, 8, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* clock 5 ms back: waited out */
-	CHECK(shardid_rule_decide(100, 7, false, 95, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
+	CHECK(shardid_rule_decide(100, 7, false, 95, 7, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
 		  reg == 5 && until == 99);
 	/* clock an hour back: refused, with the size */
-	CHECK(shardid_rule_decide(3600100, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
+	CHECK(shardid_rule_decide(3600100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
 		  reg == 3600000);
 	/* exactly at the limit: still waited out */
-	CHECK(shardid_rule_decide(1100, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK);
-	CHECK(shardid_rule_decide(1101, 7, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_REFUSE);
+	CHECK(shardid_rule_decide(1100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK);
+	CHECK(shardid_rule_decide(1101, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_REFUSE);
 	/* a value whose ten bits last_ms holds moves on, in its own block too */
-	CHECK(shardid_rule_decide(100, 7, true, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
-	CHECK(shardid_rule_decide(101, 7, true, 100, 7, 1000, &issue, &until, &reg) == SHARDID_WAIT_EXHAUSTED);
+	CHECK(shardid_rule_decide(100, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(101, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_LEAD);
 	/* limit 0 refuses any step back */
-	CHECK(shardid_rule_decide(100, 7, false, 98, 7, 0, &issue, &until, &reg) == SHARDID_REFUSE);
+	CHECK(shardid_rule_decide(100, 7, false, 98, 7, 1, 0, &issue, &until, &reg) == SHARDID_REFUSE);
 	/* a stale value from an older block moves on, never back */
-	CHECK(shardid_rule_decide(100, 8, false, 100, 7, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(shardid_rule_decide(100, 8, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
 	/* a fresh entry starts at the floor */
-	CHECK(shardid_rule_decide(100, SHARDID_NO_BLOCK, false, 100, 0, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
+	CHECK(shardid_rule_decide(100, SHARDID_NO_BLOCK, false, 100, 0, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
 		  issue == 101);
+
+	/*
+	 * A start at a fence that runs 625 ms ahead (lead 625): a clock up to
+	 * 625 behind it waits for it; the regression limit counts from there.
+	 */
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9375, 0, 625, 1000, &issue, &until, &reg) == SHARDID_WAIT_LEAD &&
+		  until == 10000 && reg == 625);
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
+		  reg == 626);
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 8376, 0, 625, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK);
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 8375, 0, 625, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
+		  reg == 1625);
+	/* at the fence the first ID takes the field after it, one ahead */
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 10000, 0, 625, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
+		  issue == 10001);
+	/* with limit 0 a clock behind a fence is still waited out within its lead */
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9500, 0, 625, 0, &issue, &until, &reg) == SHARDID_WAIT_LEAD);
+	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 0, &issue, &until, &reg) == SHARDID_REFUSE);
 }
 
 int

@@ -1,0 +1,37 @@
+/*-------------------------------------------------------------------------
+ *
+ * compat.h
+ *	  What differs between the PostgreSQL versions shardid builds against
+ *	  (15, 17 and 18), in one place, so that the rest of the code has no
+ *	  version tests of its own.
+ *
+ * src/compat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_COMPAT_H
+#define SHARDID_COMPAT_H
+
+#include "storage/proc.h"
+
+/* PostgreSQL 17 moved a backend's local transaction ID into MyProc->vxid. */
+#if PG_VERSION_NUM >= 170000
+#define SHARDID_MY_LXID		(MyProc->vxid.lxid)
+#else
+#define SHARDID_MY_LXID		(MyProc->lxid)
+#endif
+
+/*
+ * PostgreSQL 18 replaced pg_attribute_noreturn(), written after a
+ * declaration, with pg_noreturn, written before it.  SHARDID_NORETURN goes
+ * before the declaration and means the same on every version.
+ */
+#if PG_VERSION_NUM >= 180000
+#define SHARDID_NORETURN	pg_noreturn
+#elif defined(__GNUC__)
+#define SHARDID_NORETURN	__attribute__((noreturn))
+#else
+#define SHARDID_NORETURN
+#endif
+
+#endif							/* SHARDID_COMPAT_H */

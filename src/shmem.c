@@ -1,0 +1,544 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.c
+ *	  shardid's shared memory: the guard's slots and database entries,
+ *	  finding and handing them out, and evicting when they are all taken.
+ *
+ * A slot keeps, for one (database, sequence), where the guard stands: the
+ * last time field issued, the block of sequence values it holds and which
+ * ten-bit values it holds (see guard.c for how they are used).  A shared
+ * hash table maps (database, sequence) to its slot, and each backend
+ * remembers which slot its sequences use, so that the usual call takes no
+ * lock but the slot's own spinlock.
+ *
+ * A database entry keeps what this server knows of one database's durable
+ * fence: the fence itself (a time field at or before which the database
+ * issues no ID again, stored in the database and read by fence.c), where
+ * the database's slots start (the fence as it was read after this server
+ * started), and a floor raised by its evicted slots.
+ *
+ * Both tables are bounded (shardid.max_sequences, shardid.max_databases).
+ * When every slot is taken, the one that issued least recently is evicted:
+ * its last field raises its database's floor, and every new slot of that
+ * database starts at or after the floor, so a sequence that comes back
+ * cannot reuse a field it already used.  When every database entry is
+ * taken, the least recently used one is emptied of its slots and reused;
+ * when its database comes back, it starts again from its durable fence,
+ * which every ID it ever issued lies at or before.
+ *
+ * The postmaster saves the counters when it exits (state.c).
+ *
+ * The locking protocol is in shmem.h.
+ *
+ * src/shmem.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+
+#include "report.h"
+#include "rule.h"
+#include "shmem.h"
+#include "state.h"
+
+typedef struct GuardHashEntry
+{
+	GuardKey	key;			/* hash key: keep it first */
+	int			slotno;
+} GuardHashEntry;
+
+/*
+ * Backend-local memory of the slot each sequence uses, indexed by the
+ * sequence's OID (a backend serves one database).  Only a hint: the
+ * slot's key is checked under its mutex.
+ */
+#define GUARD_CACHE_SIZE 64
+
+typedef struct GuardCacheEntry
+{
+	Oid			seqid;
+	int			slotno;
+} GuardCacheEntry;
+
+/* GUCs */
+int			shardid_max_sequences = 1024;
+int			shardid_max_databases = 64;
+
+GuardShared *shardid_shared = NULL;
+static HTAB *guard_htab = NULL;
+
+static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void shmem_request(void);
+static void shmem_startup(void);
+static void shmem_shutdown(int code, Datum arg);
+static int	slot_create(const GuardKey *key);
+
+void
+shardid_shmem_define(void)
+{
+	/*
+	 * These size shared memory, so they exist only when shardid is
+	 * preloaded: defining a PGC_POSTMASTER variable later, as CREATE
+	 * EXTENSION or the first call would, is a FATAL error.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	DefineCustomIntVariable("shardid.max_sequences",
+							"Sets the number of sequences whose last issued millisecond shardid tracks.",
+							NULL,
+							&shardid_max_sequences,
+							1024,
+							16,
+							1000000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("shardid.max_databases",
+							"Sets the number of databases whose durable fence shardid keeps in shared memory.",
+							NULL,
+							&shardid_max_databases,
+							64,
+							4,
+							100000,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
+}
+
+static Size
+slots_size(void)
+{
+	return add_size(offsetof(GuardShared, slots),
+					mul_size(shardid_max_sequences, sizeof(GuardSlot)));
+}
+
+static Size
+dbs_size(void)
+{
+	return mul_size(shardid_max_databases, sizeof(GuardDb));
+}
+
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(add_size(add_size(MAXALIGN(slots_size()),
+											 MAXALIGN(dbs_size())),
+									hash_estimate_size(shardid_max_sequences,
+													   sizeof(GuardHashEntry))));
+	RequestNamedLWLockTranche("shardid", 1);
+	RequestNamedLWLockTranche("shardid_fence", shardid_max_databases);
+}
+
+static void
+db_clear(GuardDb *db)
+{
+	db->dbid = InvalidOid;
+	db->nslots = 0;
+	pg_atomic_write_u32(&db->state, GUARD_FENCE_UNKNOWN);
+	pg_atomic_write_u64(&db->fence, (uint64) INT64CONST(-1));
+	db->start = -1;
+	db->floor = -1;
+	db->fence_writes = 0;
+	db->fence_write_waits = 0;
+	db->last_used = 0;
+}
+
+static void
+shmem_startup(void)
+{
+	bool		found;
+	bool		dbs_found;
+	HASHCTL		info;
+	GuardShared *shared;
+	GuardDb    *dbs;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	shardid_shared = NULL;
+	guard_htab = NULL;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+
+	shared = ShmemInitStruct("shardid", slots_size(), &found);
+	dbs = ShmemInitStruct("shardid databases", dbs_size(), &dbs_found);
+	if (!found)
+	{
+		LWLockPadded *fence_locks = GetNamedLWLockTranche("shardid_fence");
+		int			i;
+
+		Assert(!dbs_found);
+		shared->dbs = dbs;
+		shared->lock = &(GetNamedLWLockTranche("shardid"))->lock;
+		shared->slot_count = 0;
+		shared->evictions = 0;
+		shared->stats_reset = GetCurrentTimestamp();
+		for (i = 0; i < shardid_max_sequences; i++)
+		{
+			SpinLockInit(&shared->slots[i].mutex);
+			shared->slots[i].in_use = false;
+		}
+		for (i = 0; i < shardid_max_databases; i++)
+		{
+			GuardDb    *db = &shared->dbs[i];
+
+			SpinLockInit(&db->mutex);
+			pg_atomic_init_u32(&db->state, GUARD_FENCE_UNKNOWN);
+			pg_atomic_init_u32(&db->gen, 0);
+			pg_atomic_init_u64(&db->fence, (uint64) INT64CONST(-1));
+			db_clear(db);
+			db->io_lock = &fence_locks[i].lock;
+		}
+	}
+
+	info.keysize = sizeof(GuardKey);
+	info.entrysize = sizeof(GuardHashEntry);
+	guard_htab = ShmemInitHash("shardid hash",
+							   shardid_max_sequences, shardid_max_sequences,
+							   &info,
+							   HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+
+	LWLockRelease(AddinShmemInitLock);
+
+	shardid_shared = shared;
+
+	/* Only the postmaster loads and saves the counters. */
+	if (!IsUnderPostmaster)
+		on_shmem_exit(shmem_shutdown, (Datum) 0);
+
+	if (!found)
+	{
+		int			count;
+		int64		evictions;
+		GuardSavedSlot *saved = shardid_state_load(&count, &evictions);
+		int			i;
+
+		/* only the postmaster runs now: no locks needed */
+		shared->evictions = evictions;
+		for (i = 0; i < count; i++)
+		{
+			GuardSlot  *slot = &shared->slots[slot_create(&saved[i].key)];
+
+			slot->counters = saved[i].counters;
+			slot->last_issued_ms = saved[i].last_issued_ms;
+		}
+		if (saved)
+			pfree(saved);
+	}
+}
+
+/*
+ * Postmaster exit, and crash restart: save the counters.  Unlike
+ * pg_stat_statements, shardid saves also when shared memory is reset after
+ * a backend crashed (code != 0): the counters only ever grow, and a
+ * backend that died holding a slot's mutex has made the postmaster
+ * restart, not changed what the file holds about it.
+ */
+static void
+shmem_shutdown(int code, Datum arg)
+{
+	if (!shardid_shared || !guard_htab)
+		return;
+	shardid_state_save(shardid_shared, shardid_max_sequences);
+}
+
+void
+shardid_shmem_require(void)
+{
+	if (!shardid_shared || !guard_htab)
+		shardid_report_not_preloaded();
+}
+
+/*
+ * The database entry of dbid, handed out if need be; the caller holds
+ * shared->lock exclusively.  When every entry is taken, the one used least
+ * recently is emptied of its slots and reused.
+ */
+static int
+db_find_or_create(Oid dbid)
+{
+	GuardShared *shared = shardid_shared;
+	int			i;
+	int			victim = -1;
+
+	for (i = 0; i < shardid_max_databases; i++)
+	{
+		if (shared->dbs[i].dbid == dbid)
+			return i;
+	}
+	for (i = 0; i < shardid_max_databases; i++)
+	{
+		GuardDb    *db = &shared->dbs[i];
+
+		if (db->dbid == InvalidOid)
+		{
+			victim = i;
+			break;
+		}
+		/* prefer an entry without slots, then the least recently used */
+		if (victim < 0 ||
+			(db->nslots == 0) > (shared->dbs[victim].nslots == 0) ||
+			((db->nslots == 0) == (shared->dbs[victim].nslots == 0) &&
+			 db->last_used < shared->dbs[victim].last_used))
+			victim = i;
+	}
+
+	if (shared->dbs[victim].dbid != InvalidOid &&
+		shared->dbs[victim].nslots > 0)
+	{
+		/* free every slot of the victim's database */
+		for (i = 0; i < shared->slot_count; i++)
+		{
+			GuardSlot  *slot = &shared->slots[i];
+			GuardKey	old;
+			bool		drop;
+
+			SpinLockAcquire(&slot->mutex);
+			drop = slot->in_use && slot->dbno == victim;
+			if (drop)
+			{
+				slot->in_use = false;
+				old = slot->key;
+			}
+			SpinLockRelease(&slot->mutex);
+			if (drop)
+			{
+				hash_search(guard_htab, &old, HASH_REMOVE, NULL);
+				shared->evictions++;
+			}
+		}
+	}
+
+	/*
+	 * A backend may still be reading or writing the victim's fence: it
+	 * publishes what it found only if the entry still has its dbid (see
+	 * the locking protocol), so the change of dbid under the mutex is
+	 * what hands the entry over.
+	 */
+	SpinLockAcquire(&shared->dbs[victim].mutex);
+	db_clear(&shared->dbs[victim]);
+	shared->dbs[victim].dbid = dbid;
+	pg_atomic_fetch_add_u32(&shared->dbs[victim].gen, 1);
+	SpinLockRelease(&shared->dbs[victim].mutex);
+	return victim;
+}
+
+/*
+ * Hand out a slot for key and return its number; the caller holds
+ * shared->lock exclusively (or is the postmaster at startup) and has
+ * checked that key has none.
+ */
+static int
+slot_create(const GuardKey *key)
+{
+	GuardShared *shared = shardid_shared;
+	GuardHashEntry *hentry;
+	GuardSlot  *slot;
+	GuardDb    *db;
+	int			dbno;
+	int			slotno = -1;
+	int			i;
+
+	dbno = db_find_or_create(key->dbid);
+	db = &shared->dbs[dbno];
+
+	if (shared->slot_count < shardid_max_sequences)
+		slotno = shared->slot_count++;
+	else
+	{
+		/* a free slot, or else the one that issued least recently */
+		for (i = 0; i < shared->slot_count; i++)
+		{
+			if (!shared->slots[i].in_use)
+			{
+				slotno = i;
+				break;
+			}
+			if (slotno < 0 ||
+				shared->slots[i].last_issued_ms < shared->slots[slotno].last_issued_ms)
+				slotno = i;
+		}
+	}
+	slot = &shared->slots[slotno];
+
+	SpinLockAcquire(&slot->mutex);
+	if (slot->in_use)
+	{
+		GuardDb    *old_db = &shared->dbs[slot->dbno];
+		GuardKey	old = slot->key;
+		int64		old_last = slot->last;
+
+		slot->in_use = false;
+		SpinLockRelease(&slot->mutex);
+
+		SpinLockAcquire(&old_db->mutex);
+		old_db->floor = Max(old_db->floor, old_last);
+		SpinLockRelease(&old_db->mutex);
+		old_db->nslots--;
+		hash_search(guard_htab, &old, HASH_REMOVE, NULL);
+		shared->evictions++;
+		SpinLockAcquire(&slot->mutex);
+	}
+	SpinLockRelease(&slot->mutex);
+
+	/* the entry just freed, if any, makes room */
+	hentry = hash_search(guard_htab, key, HASH_ENTER_NULL, NULL);
+	if (hentry == NULL)
+		elog(ERROR, "shardid hash table is full with %d of %d slots in use",
+			 shared->slot_count, shardid_max_sequences);
+	hentry->slotno = slotno;
+	db->nslots++;
+
+	/*
+	 * A new slot starts where its database's slots start, and after every
+	 * field its evicted slots used.  guard.c raises it again if the
+	 * database's start rises (gen).
+	 */
+	SpinLockAcquire(&slot->mutex);
+	slot->key = *key;
+	slot->dbno = dbno;
+	SpinLockAcquire(&db->mutex);
+	slot->gen = pg_atomic_read_u32(&db->gen);
+	slot->last = Max(db->start, db->floor);
+	slot->fenced = db->start >= 0 && db->start >= db->floor;
+	SpinLockRelease(&db->mutex);
+	slot->last_block = SHARDID_NO_BLOCK;
+	slot->last_issued_ms = GUARD_NEVER;
+	memset(&slot->counters, 0, sizeof(GuardCounters));
+	/* which values the start holds is not known: take them all */
+	memset(slot->taken, 0xFF, sizeof(slot->taken));
+	slot->in_use = true;
+	SpinLockRelease(&slot->mutex);
+	return slotno;
+}
+
+int
+shardid_slot_find(const GuardKey *key)
+{
+	GuardShared *shared = shardid_shared;
+	GuardCacheEntry *cached = &guard_cache[key->seqid % GUARD_CACHE_SIZE];
+	GuardHashEntry *hentry;
+	int			slotno;
+
+	/* the usual case: the slot this backend used last time */
+	if (cached->seqid == key->seqid && OidIsValid(key->seqid))
+		return cached->slotno;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	hentry = hash_search(guard_htab, key, HASH_FIND, NULL);
+	if (hentry != NULL)
+		slotno = hentry->slotno;
+	else
+	{
+		LWLockRelease(shared->lock);
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		/* another backend may have created it meanwhile */
+		hentry = hash_search(guard_htab, key, HASH_FIND, NULL);
+		slotno = hentry ? hentry->slotno : slot_create(key);
+	}
+	shared->dbs[shared->slots[slotno].dbno].last_used = GetCurrentTimestamp();
+	LWLockRelease(shared->lock);
+
+	cached->seqid = key->seqid;
+	cached->slotno = slotno;
+	return slotno;
+}
+
+void
+shardid_slot_forget(const GuardKey *key)
+{
+	GuardCacheEntry *cached = &guard_cache[key->seqid % GUARD_CACHE_SIZE];
+
+	if (cached->seqid == key->seqid)
+		cached->seqid = InvalidOid;
+}
+
+void
+shardid_shmem_reset_counters(void)
+{
+	GuardShared *shared = shardid_shared;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	for (i = 0; i < shared->slot_count; i++)
+	{
+		SpinLockAcquire(&shared->slots[i].mutex);
+		memset(&shared->slots[i].counters, 0, sizeof(GuardCounters));
+		SpinLockRelease(&shared->slots[i].mutex);
+	}
+	for (i = 0; i < shardid_max_databases; i++)
+	{
+		SpinLockAcquire(&shared->dbs[i].mutex);
+		shared->dbs[i].fence_writes = 0;
+		shared->dbs[i].fence_write_waits = 0;
+		SpinLockRelease(&shared->dbs[i].mutex);
+	}
+	shared->evictions = 0;
+	shared->stats_reset = GetCurrentTimestamp();
+	LWLockRelease(shared->lock);
+}
+
+int64
+shardid_db_known_max(GuardDb *db)
+{
+	GuardShared *shared = shardid_shared;
+	int			dbno = db - shared->dbs;
+	int64		known;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	SpinLockAcquire(&db->mutex);
+	known = db->floor;
+	SpinLockRelease(&db->mutex);
+	for (i = 0; i < shared->slot_count; i++)
+	{
+		GuardSlot  *slot = &shared->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && slot->dbno == dbno)
+			known = Max(known, slot->last);
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(shared->lock);
+	return known;
+}
+
+GuardDb *
+shardid_db_current(void)
+{
+	GuardShared *shared = shardid_shared;
+	GuardDb    *found = NULL;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	for (i = 0; i < shardid_max_databases; i++)
+	{
+		if (shared->dbs[i].dbid == MyDatabaseId)
+		{
+			found = &shared->dbs[i];
+			break;
+		}
+	}
+	LWLockRelease(shared->lock);
+	return found;
+}

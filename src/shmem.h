@@ -1,0 +1,159 @@
+/*-------------------------------------------------------------------------
+ *
+ * shmem.h
+ *	  shardid's shared memory: the guard's slots, one per (database,
+ *	  sequence), and its database entries, one per database, which hold
+ *	  the durable fence as this server knows it.
+ *
+ * Locking protocol
+ *
+ *	- shared->lock (a named LWLock) protects the hash table from keys to
+ *	  slots, which slots and database entries are handed out, and each
+ *	  database entry's nslots.  Finding a slot takes it shared; handing
+ *	  one out, evicting or resetting takes it exclusive.
+ *	- A slot's spinlock (mutex) protects everything in the slot.  It is
+ *	  held for a handful of instructions: no call that can fail, sleep or
+ *	  take another lock is made under it, but one: a database entry's
+ *	  mutex may be taken inside a slot's, never the other way round.
+ *	  Since a slot may have been evicted between finding it and locking
+ *	  it, its key is checked under its mutex.
+ *	- A database entry's mutex protects its dbid, start, floor and
+ *	  counters.  Its fence, state and gen are atomics, read without a
+ *	  lock: a stale fence is only ever lower than the true one, which is
+ *	  safe.  They are written under the mutex, after checking that the
+ *	  entry still belongs to the writer's database: an entry may be
+ *	  reused for another database at any time, and the change of its dbid
+ *	  under the mutex is what hands it over.
+ *	- A database entry's io_lock (an LWLock) is held by the one backend
+ *	  that reads or writes the database's fence; it is only ever taken
+ *	  conditionally, so that those who wait for it can be cancelled.  A
+ *	  backend holding it may take shared->lock, never the other way round.
+ *	- Eviction holds shared->lock exclusively, then takes the victim's
+ *	  mutex: never the other order.
+ *
+ * src/shmem.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SHARDID_SHMEM_H
+#define SHARDID_SHMEM_H
+
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/timestamp.h"
+
+#include "layout.h"
+
+typedef struct GuardKey
+{
+	Oid			dbid;
+	Oid			seqid;
+} GuardKey;
+
+/* What a slot counts; saved and reset as one. */
+typedef struct GuardCounters
+{
+	int64		issued;			/* IDs issued */
+	int64		exhausted_waits;	/* calls that waited for the next ms */
+	int64		clock_waits;	/* calls that waited out a clock step */
+	int64		clock_refusals; /* calls refused for a clock step */
+	int64		fence_waits;	/* calls that waited for the clock to pass
+								 * the fence */
+} GuardCounters;
+
+/* 64-bit words in the bitmap of one field's ten-bit values */
+#define GUARD_BITMAP_WORDS	(SHARDID_SEQ_PER_MS / 64)
+
+typedef struct GuardSlot
+{
+	slock_t		mutex;
+	bool		in_use;
+	GuardKey	key;
+	int			dbno;			/* its database entry */
+	uint32		gen;			/* the entry's gen this slot started from */
+	int64		last;			/* last time field issued, or the start */
+	int64		last_block;		/* block of last, or SHARDID_NO_BLOCK */
+	bool		fenced;			/* last is a start at the fence, not an ID */
+	int64		last_issued_ms; /* Unix ms of the last ID, or GUARD_NEVER */
+	GuardCounters counters;
+	uint64		taken[GUARD_BITMAP_WORDS];	/* ten-bit values issued in last */
+} GuardSlot;
+
+/* last_issued_ms of a slot that has issued nothing */
+#define GUARD_NEVER			INT64_MIN
+
+/* What a database entry knows of its fence. */
+typedef enum GuardFenceState
+{
+	GUARD_FENCE_UNKNOWN = 0,	/* not read since the server started */
+	GUARD_FENCE_LOADED,			/* read: fence and start hold */
+	GUARD_FENCE_NONE			/* the database has no fence (shardid 1.0) */
+} GuardFenceState;
+
+typedef struct GuardDb
+{
+	slock_t		mutex;
+	Oid			dbid;			/* InvalidOid: free */
+	int			nslots;			/* slots of this database */
+	pg_atomic_uint32 state;		/* GuardFenceState */
+	pg_atomic_uint32 gen;		/* bumped when start rises */
+	pg_atomic_uint64 fence;		/* the durable fence, a time field, as int64 */
+	int64		start;			/* where this database's slots start */
+	int64		floor;			/* last field of its evicted slots */
+	int64		fence_writes;	/* fence records written */
+	int64		fence_write_waits;	/* calls that waited for a write */
+	TimestampTz last_used;		/* for choosing an entry to reuse */
+	LWLock	   *io_lock;		/* see the locking protocol */
+} GuardDb;
+
+typedef struct GuardShared
+{
+	LWLock	   *lock;
+	int			slot_count;		/* slots handed out so far */
+	int64		evictions;
+	TimestampTz stats_reset;
+	GuardDb    *dbs;			/* shardid.max_databases entries */
+	GuardSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* shardid.max_sequences */
+} GuardShared;
+
+/* Set in every process that has shardid in shared_preload_libraries. */
+extern SHARDID_INTERNAL GuardShared *shardid_shared;
+extern SHARDID_INTERNAL int shardid_max_sequences;
+extern SHARDID_INTERNAL int shardid_max_databases;
+
+/* Define the sizing GUCs and install the hooks; from _PG_init. */
+extern SHARDID_INTERNAL void shardid_shmem_define(void);
+
+/* Raise the documented error unless shared memory is set up. */
+extern SHARDID_INTERNAL void shardid_shmem_require(void);
+
+/* A fence value stored in an atomic, and back. */
+static inline int64
+guard_fence_read(GuardDb *db)
+{
+	return (int64) pg_atomic_read_u64(&db->fence);
+}
+
+/*
+ * The slot of key, created if need be (in the current database); its
+ * number.  The slot is not locked: check its key under its mutex.
+ */
+extern SHARDID_INTERNAL int shardid_slot_find(const GuardKey *key);
+
+/* Forget this backend's memory of where key's slot is. */
+extern SHARDID_INTERNAL void shardid_slot_forget(const GuardKey *key);
+
+/* Zero every counter. */
+extern SHARDID_INTERNAL void shardid_shmem_reset_counters(void);
+
+/*
+ * The largest field any slot of database entry db has issued or started
+ * at, and its floor: what the server knows was issued there.
+ */
+extern SHARDID_INTERNAL int64 shardid_db_known_max(GuardDb *db);
+
+/* The database entry of the current database, or NULL if it has none. */
+extern SHARDID_INTERNAL GuardDb *shardid_db_current(void);
+
+#endif							/* SHARDID_SHMEM_H */

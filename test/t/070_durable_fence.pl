@@ -1,0 +1,398 @@
+# Copyright: see the shardid LICENSE.
+#
+# 070_durable_fence.pl: no ID repeats, whatever happens to the server.
+#
+# Each database keeps a durable fence (a time field at or before which it
+# issues no ID again) in its own sequence shardid_fence, written ahead of
+# the IDs.  This test takes the fence every way the data travels, each
+# time with the server's clock set behind the last ID (libfaketime), and
+# counts duplicates in tables without a unique index:
+#
+#   A. kill -9 of the postmaster after 1,000,000 IDs in one statement,
+#      restart with the clock a few seconds behind: waited out;
+#   B. the same with the clock 30 s behind, past max_clock_regression:
+#      refused with 55000, then fine once the clock is right;
+#   C. a streaming standby with its clock behind: kill -9 the primary,
+#      promote the standby, go on with the same sequence;
+#   D. a base backup taken during a load, restored to a new data directory
+#      and recovered with the clock behind;
+#   E. pg_dump / pg_restore into a fresh cluster whose clock is 28 s
+#      behind: refused, then normal inserts once the clock passes the fence;
+#   F. pg_upgrade of that cluster, started with the clock behind;
+#   G. one sequence under two epochs, the second one the time the first
+#      run took later: the time fields would meet; they do not;
+#   H. under steady load the fence is written once per shardid.fence_lead,
+#      one WAL record each (counted with pg_waldump).
+#
+# "No duplicate" is checked over every row of the table, "every time
+# field" by: no ID's time is later than the clock when its row was made
+# (plus the guard's 1 ms lead), and each phase's IDs are later than the
+# phase's before.  A clean 55000 is safe; a silent repeat is a failure.
+# No check depends on how long anything takes.
+
+use strict;
+use warnings;
+
+use File::Temp ();
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
+use Time::HiRes ();
+
+plan skip_all => 'libfaketime is not installed (Debian package "faketime")'
+  unless defined libfaketime();
+
+my $tmp = PostgreSQL::Test::Utils::tempdir();
+my @conf = ('shardid.max_clock_regression = 10s');
+
+my $schema = q{
+CREATE EXTENSION shardid;
+CREATE TABLE ids (
+	ord		bigserial,
+	phase	text NOT NULL,
+	id		bigint NOT NULL,
+	made	timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE SEQUENCE s;
+CREATE FUNCTION take(p text, n integer) RETURNS void
+LANGUAGE sql AS $$
+	INSERT INTO ids (phase, id)
+	SELECT p, shardid_next(5, 's') FROM generate_series(1, n)
+$$;
+};
+
+# Every ID once; none later than its row's clock (+1 ms); shard 5; each
+# phase (in the order they ran) after the one before.
+sub check_ids
+{
+	my ($node, $what) = @_;
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT count(*) - count(DISTINCT id) FROM ids;
+SELECT count(*) FROM ids
+ WHERE shardid_created_at(id) > date_trunc('milliseconds', made) + interval '1 ms'
+    OR shardid_shard(id) <> 5;
+SELECT count(*) FROM
+  (SELECT lo, lag(hi) OVER (ORDER BY first) AS prev_hi
+     FROM (SELECT min(ord) AS first, min(id) AS lo, max(id) AS hi
+             FROM ids GROUP BY phase) AS p) AS q
+ WHERE lo <= prev_hi;
+}),
+		"0\n0\n0",
+		"$what: 0 duplicates, no ID ahead of its clock, each phase after the one before"
+	);
+	return;
+}
+
+sub stat_of
+{
+	my ($node, $column) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT $column FROM shardid_stats WHERE sequence = 's'::regclass");
+}
+
+sub fence_of
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		'SELECT last_value FROM shardid_fence');
+}
+
+# The clock offset (seconds from the real clock) that puts $node's clock
+# $seconds behind the time its stored fence stands for.
+sub behind_fence
+{
+	my ($node, $seconds) = @_;
+	my $fence_s = $node->safe_psql('postgres',
+		q{SELECT extract(epoch FROM shardid_created_at(last_value << 23)) FROM shardid_fence});
+	return $fence_s - Time::HiRes::time() - $seconds;
+}
+
+# The highest time field in the table.
+sub max_field
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', 'SELECT max(id >> 23) FROM ids');
+}
+
+my $clock = "$tmp/primary.faketime";
+my $offset = 5;
+
+# ---------------------------------------------------------------------
+# A. kill -9 of the postmaster, restart with the clock a few seconds
+#    behind the last ID: waited out.
+# ---------------------------------------------------------------------
+my $node = shardid_node('primary', { allows_streaming => 1 }, @conf);
+set_clock($clock, $offset);
+start_faked($node, $clock);
+ok(wait_for_clock($node, $offset), 'A: the server clock runs 5 s ahead');
+$node->safe_psql('postgres', $schema);
+$node->safe_psql('postgres', q{SELECT take('a-before', 1000000)});
+cmp_ok(fence_of($node), '>=', max_field($node),
+	'A: the stored fence is at or past every issued time field');
+kill9_and_reap($node);
+set_clock($clock, $offset - 5);
+start_faked($node, $clock);
+ok(wait_for_clock($node, $offset - 5), 'A: restarted with the clock 5 s back');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT max(shardid_created_at(id)) - clock_timestamp() > interval '1 s' FROM ids}),
+	't', 'A: the clock reads more than a second before the last ID');
+$node->safe_psql('postgres', q{SELECT take('a-after', 200000)});
+check_ids($node, 'A: kill -9, clock a few seconds back');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT clock_waits >= 1, clock_refusals FROM shardid_stats WHERE sequence = 's'::regclass}
+	),
+	't|0',
+	'A: the step back was waited out, and counted');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT (SELECT min(id >> 23) FROM ids WHERE phase = 'a-after') > f.start
+  FROM shardid_fence_status f WHERE f.datname = current_database()}),
+	't',
+	'A: after the restart the sequence started past the fence read back');
+
+# ---------------------------------------------------------------------
+# B. The same, 30 s back: past max_clock_regression (10 s), refused.
+# ---------------------------------------------------------------------
+$offset = 40;
+set_clock($clock, $offset);
+ok(wait_for_clock($node, $offset), 'B: the clock runs 40 s ahead');
+$node->safe_psql('postgres', q{SELECT take('b-before', 1000000)});
+kill9_and_reap($node);
+set_clock($clock, $offset - 30);
+start_faked($node, $clock);
+ok(wait_for_clock($node, $offset - 30), 'B: restarted with the clock 30 s back');
+like(
+	sql_error($node, q{SELECT take('b-refused', 1000)}),
+	qr/^55000: system clock is \d+ ms behind the durable fence$/,
+	'B: refused with 55000');
+is(stat_of($node, 'clock_refusals'), '1', 'B: the refusal is counted');
+$offset += 1;
+set_clock($clock, $offset);
+ok(wait_for_clock($node, $offset), 'B: the clock is right again');
+$node->safe_psql('postgres', q{SELECT take('b-after', 200000)});
+check_ids($node, 'B: kill -9, clock 30 s back');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM ids WHERE phase = 'b-refused'}),
+	'0', 'B: the refused statement wrote nothing');
+
+# ---------------------------------------------------------------------
+# C. Failover: the standby's clock runs 6 s behind the primary's.
+# ---------------------------------------------------------------------
+$node->backup('c');
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($node, 'c', has_streaming => 1);
+my $standby_clock = "$tmp/standby.faketime";
+set_clock($standby_clock, $offset - 6);
+start_faked($standby, $standby_clock);
+$node->safe_psql('postgres', q{SELECT take('c-before', 1000000)});
+$node->wait_for_catchup($standby);
+kill9_and_reap($node);
+$standby->promote;
+ok(wait_for_clock($standby, $offset - 6), 'C: the promoted standby runs 6 s behind');
+$standby->safe_psql('postgres', q{SELECT take('c-after', 200000)});
+check_ids($standby, 'C: kill -9 of the primary, standby promoted');
+is( $standby->safe_psql(
+		'postgres', q{
+SELECT clock_waits + fence_waits >= 1, clock_refusals
+  FROM shardid_stats WHERE sequence = 's'::regclass}),
+	't|0',
+	'C: the promoted standby waited for its clock to pass the fence');
+
+# ---------------------------------------------------------------------
+# D. A base backup taken during a load, restored with the clock behind.
+# ---------------------------------------------------------------------
+my $primary2 = $standby;
+my $p2_offset = $offset - 6;
+my $loader_file = "$tmp/loader.sql";
+PostgreSQL::Test::Utils::append_to_file($loader_file,
+	join('', map { "SELECT take('d-load', 5000);\nSELECT pg_sleep(0.02);\n" } 1 .. 200));
+my ($lout, $lerr) = ('', '');
+my $loader = IPC::Run::start(
+	[
+		'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-f', $loader_file,
+		'-d', $primary2->connstr('postgres')
+	],
+	'>', \$lout, '2>', \$lerr);
+$primary2->poll_query_until('postgres',
+	q{SELECT count(*) > 100000 FROM ids WHERE phase = 'd-load'})
+  or die 'the loader did not start';
+$primary2->backup('d');
+my $load_during_backup = $primary2->safe_psql('postgres',
+	q{SELECT count(*) FROM ids WHERE phase = 'd-load'});
+$loader->finish;
+is($loader->result(0), 0, 'D: the load ran through the backup') or diag $lerr;
+cmp_ok($primary2->safe_psql('postgres', q{SELECT count(*) FROM ids WHERE phase = 'd-load'}),
+	'>', $load_during_backup, 'D: the backup was taken while the load ran');
+my $restored = PostgreSQL::Test::Cluster->new('restored');
+$restored->init_from_backup($primary2, 'd');
+my $restored_clock = "$tmp/restored.faketime";
+set_clock($restored_clock, $p2_offset - 3);
+start_faked($restored, $restored_clock);
+ok(wait_for_clock($restored, $p2_offset - 3), 'D: the restored server runs 3 s behind');
+$restored->safe_psql('postgres', q{SELECT take('d-after', 200000)});
+check_ids($restored, 'D: base backup during a load, restored with the clock behind');
+$restored->stop;
+
+# ---------------------------------------------------------------------
+# E. pg_dump / pg_restore into a fresh cluster whose clock is 28 s behind.
+# ---------------------------------------------------------------------
+my $dump = "$tmp/ids.dump";
+command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary2->connstr('postgres') ],
+	'E: pg_dump');
+my $dumped_fence = fence_of($primary2);
+my $fresh = shardid_node('fresh', @conf);
+my $fresh_clock = "$tmp/fresh.faketime";
+set_clock($fresh_clock, 0);
+start_faked($fresh, $fresh_clock);
+command_ok([ 'pg_restore', '-d', $fresh->connstr('postgres'), $dump ],
+	'E: pg_restore into a fresh cluster');
+is(fence_of($fresh), $dumped_fence, 'E: the fence came with the data');
+cmp_ok(fence_of($fresh), '>=', max_field($fresh),
+	'E: the fence is past every restored ID');
+my $fresh_offset = behind_fence($fresh, 28);
+set_clock($fresh_clock, $fresh_offset);
+ok(wait_for_clock($fresh, $fresh_offset), 'E: the fresh cluster runs 28 s behind the fence');
+like(
+	sql_error($fresh, q{SELECT take('e-refused', 1000)}),
+	qr/^55000: system clock is \d+ ms behind the durable fence$/,
+	'E: refused with 55000 while the clock is behind the fence');
+$fresh_offset += 29;
+set_clock($fresh_clock, $fresh_offset);
+ok(wait_for_clock($fresh, $fresh_offset), 'E: the clock is past the fence again');
+$fresh->safe_psql('postgres', q{SELECT take('e-after', 200000)});
+check_ids($fresh, 'E: pg_dump/pg_restore with the clock behind');
+$primary2->stop;
+
+# ---------------------------------------------------------------------
+# F. pg_upgrade of the restored cluster, started with the clock behind.
+# ---------------------------------------------------------------------
+my $fence_before_upgrade = fence_of($fresh);
+$fresh->stop;
+my $upgraded = shardid_node('upgraded', @conf);
+my $bindir = $fresh->config_data('--bindir');
+{
+	my $cwd = File::Temp::tempdir(DIR => $tmp);
+	chdir $cwd or die "could not chdir to \"$cwd\": $!";
+	command_ok(
+		[
+			'pg_upgrade', '--no-sync',
+			'-d', $fresh->data_dir, '-D', $upgraded->data_dir,
+			'-b', $bindir, '-B', $bindir,
+			'-p', $fresh->port, '-P', $upgraded->port,
+			'-s', $fresh->host
+		],
+		'F: pg_upgrade');
+	chdir $tmp;
+}
+my $upgraded_clock = "$tmp/upgraded.faketime";
+set_clock($upgraded_clock, 0);
+start_faked($upgraded, $upgraded_clock);
+is(fence_of($upgraded), $fence_before_upgrade, 'F: pg_upgrade carried the fence');
+my $upgraded_offset = behind_fence($upgraded, 28);
+set_clock($upgraded_clock, $upgraded_offset);
+ok(wait_for_clock($upgraded, $upgraded_offset), 'F: the upgraded cluster runs 28 s behind the fence');
+like(
+	sql_error($upgraded, q{SELECT take('f-refused', 1000)}),
+	qr/^55000: system clock is \d+ ms behind the durable fence$/,
+	'F: refused with 55000 while the clock is behind the fence');
+$upgraded_offset += 29;
+set_clock($upgraded_clock, $upgraded_offset);
+ok(wait_for_clock($upgraded, $upgraded_offset), 'F: the clock is past the fence again');
+$upgraded->safe_psql('postgres', q{SELECT take('f-after', 200000)});
+check_ids($upgraded, 'F: pg_upgrade with the clock behind');
+
+# ---------------------------------------------------------------------
+# G. One sequence, two epochs.  E2 = E1 + the time the first run took, so
+#    the second run's time fields start where the first run's did.
+# ---------------------------------------------------------------------
+$upgraded->safe_psql('postgres', 'CREATE DATABASE epochs');
+$upgraded->safe_psql(
+	'epochs', q{
+CREATE EXTENSION shardid;
+CREATE SEQUENCE ep;
+CREATE TABLE epoch_ids (epoch text NOT NULL, id bigint NOT NULL);
+});
+my $t0 = $upgraded->safe_psql('epochs',
+	q{SELECT date_trunc('milliseconds', clock_timestamp())});
+$upgraded->safe_psql(
+	'epochs', qq{
+INSERT INTO epoch_ids SELECT 'E1', shardid_next(9, 'ep', '2020-01-01+00')
+  FROM generate_series(1, 1000000)});
+my $e2 = $upgraded->safe_psql(
+	'epochs', qq{
+SELECT timestamptz '2020-01-01+00'
+       + (date_trunc('milliseconds', clock_timestamp()) - '$t0'::timestamptz)});
+my $second = sql_error(
+	$upgraded, qq{
+INSERT INTO epoch_ids SELECT 'E2', shardid_next(9, 'ep', '$e2')
+  FROM generate_series(1, 1000000)}, 'epochs');
+like($second, qr/^(no error|55000: .*)$/,
+	'G: the second epoch is waited out or refused with 55000');
+is( $upgraded->safe_psql(
+		'epochs', q{
+SELECT count(*) - count(DISTINCT id) FROM epoch_ids;
+SELECT count(*) FILTER (WHERE epoch = 'E2') IN (0, 1000000) FROM epoch_ids;
+SELECT coalesce(min(id) FILTER (WHERE epoch = 'E2') > max(id) FILTER (WHERE epoch = 'E1'), true)
+  FROM epoch_ids;}),
+	"0\nt\nt",
+	'G: 0 duplicates between the two epochs; the second one\'s time fields follow the first\'s'
+);
+diag "G: second epoch: $second";
+
+# After a restart every sequence of a database starts at its fence, which
+# holds time fields: a sequence under a later epoch than the one that set
+# the fence is held back (55000), since nothing durable says that it never
+# issued IDs under the earlier one.
+$upgraded->restart;
+$upgraded->safe_psql('epochs', 'CREATE SEQUENCE later');
+like(
+	sql_error($upgraded, q{SELECT shardid_next(9, 'later', '2024-01-01+00')}, 'epochs'),
+	qr/^55000: system clock is \d+ ms behind the durable fence$/,
+	'G: after a restart, a later epoch than the fence\'s is held back');
+$upgraded->safe_psql('epochs',
+	q{INSERT INTO epoch_ids SELECT 'E1-after', shardid_next(9, 'ep', '2020-01-01+00')});
+is($upgraded->safe_psql('epochs', q{SELECT count(*) - count(DISTINCT id) FROM epoch_ids}),
+	'0', 'G: the epoch that set the fence goes on after the restart');
+
+# ---------------------------------------------------------------------
+# H. Steady load: one fence record per lead, and only one.
+# ---------------------------------------------------------------------
+my ($lsn0, $writes0) = split /\|/, $upgraded->safe_psql(
+	'postgres', q{
+SELECT pg_current_wal_lsn(), writes FROM shardid_fence_status
+ WHERE datname = current_database()});
+my ($elapsed_ms) = $upgraded->safe_psql(
+	'postgres', q{
+DO $$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+	WHILE clock_timestamp() < t0 + interval '3 s' LOOP
+		PERFORM take('h-steady', 5000);
+	END LOOP;
+END $$;
+SELECT extract(epoch FROM max(made) - min(made)) * 1000 FROM ids WHERE phase = 'h-steady'});
+my ($lsn1, $writes1, $lead, $fence_file) = split /\|/, $upgraded->safe_psql(
+	'postgres', q{
+SELECT pg_current_wal_lsn(), writes, current_setting('shardid.fence_lead'),
+       pg_relation_filepath('shardid_fence')
+  FROM shardid_fence_status WHERE datname = current_database()});
+$lead =~ s/ms$//;
+my $writes = $writes1 - $writes0;
+cmp_ok($writes, '>=', 2, 'H: the fence moved along with the load');
+cmp_ok($writes, '<=', int($elapsed_ms / $lead) + 2,
+	"H: at most one fence write per lead ($writes in $elapsed_ms ms, lead $lead ms)");
+my ($spc, $db, $rel) = $fence_file =~ m{^base/(\d+)/(\d+)$} ? (1663, $1, $2) : ();
+my $waldump = `pg_waldump -p @{[ $upgraded->data_dir ]}/pg_wal -s $lsn0 -e $lsn1 --relation=$spc/$db/$rel 2>&1`;
+my $records = () = $waldump =~ /^rmgr: Sequence/mg;
+is($records, $writes, 'H: each fence write is one WAL record of the fence sequence')
+  or diag $waldump;
+check_ids($upgraded, 'H: steady load');
+
+$upgraded->stop;
+done_testing();
