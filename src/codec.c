@@ -42,9 +42,7 @@ shardid_compose(int64_t unix_ms, int64_t epoch_ms, int32_t shard,
 	if (elapsed > SHARDID_MAX_TIME_MS)
 		return SHARDID_PAST_HORIZON;
 
-	*id = (elapsed << SHARDID_TIME_SHIFT) |
-		((int64_t) shard << SHARDID_SHARD_SHIFT) |
-		(int64_t) seq;
+	*id = shardid_id_from_field(elapsed, shard, seq);
 	return SHARDID_OK;
 }
 

@@ -43,7 +43,10 @@ shardid_floor_div(int64_t a, int64_t b)
 {
 	int64_t		q = a / b;
 
-	if ((a % b != 0) && ((a < 0) != (b < 0)))
+	/* a >= 0, as a clock reading is: truncation is the floor */
+	if (a >= 0)
+		return q;
+	if (a % b != 0)
 		q--;
 	return q;
 }
@@ -51,18 +54,33 @@ shardid_floor_div(int64_t a, int64_t b)
 /*
  * The 1,024-aligned block a sequence value belongs to, floor(value / 1024),
  * and its ten-bit slot, value mod 1024 (0 to 1023 also for negative
- * values of a descending sequence).
+ * values of a descending sequence).  The arithmetic shift and the mask are
+ * that floor and that modulus in two's complement, which every compiler
+ * PostgreSQL supports uses.
  */
 static inline int64_t
 shardid_seq_block(int64_t value)
 {
-	return shardid_floor_div(value, SHARDID_SEQ_PER_MS);
+	return value >> SHARDID_SEQ_BITS;
 }
 
 static inline int32_t
 shardid_seq_slot(int64_t value)
 {
-	return (int32_t) (value - shardid_seq_block(value) * SHARDID_SEQ_PER_MS);
+	return (int32_t) (value & SHARDID_SEQ_MASK);
+}
+
+/*
+ * The ID of a time field, a shard and a ten-bit sequence slot, all known
+ * to be in range.  Inline, for the hot path of shardid_next, whose guard
+ * has checked them.
+ */
+static inline int64_t
+shardid_id_from_field(int64_t field, int32_t shard, int32_t seq)
+{
+	return (field << SHARDID_TIME_SHIFT) |
+		((int64_t) shard << SHARDID_SHARD_SHIFT) |
+		(int64_t) seq;
 }
 
 /*

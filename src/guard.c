@@ -73,22 +73,38 @@
 /* How often a backend waiting for another's fence write looks again. */
 #define GUARD_IO_POLL_US	200
 
+/*
+ * Backend-local memory of the slot each sequence uses, indexed by the
+ * sequence's OID (a backend serves one database).  Only a hint: the
+ * slot's key is checked under its mutex.
+ */
+#define GUARD_CACHE_SIZE 64
+
+typedef struct GuardCacheEntry
+{
+	Oid			seqid;
+	int			slotno;
+} GuardCacheEntry;
+
+static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
+
 /* GUCs */
 static int	guard_max_clock_regression = 1000;
 int			shardid_fence_lead = 500;
 
-/* How close to the fence an ID may come before a new one is written. */
-static inline int64
-fence_margin(void)
-{
-	return Max(shardid_fence_lead / 4, 1);
-}
+/*
+ * From shardid.fence_lead: how close to the fence an ID may come before a
+ * new one is written (a quarter of the lead), and how far the fence may
+ * be ahead of the newest ID, the lead of a start (the lead and a quarter).
+ */
+static int64 fence_margin = 125;
+static int64 fence_slack = 625;
 
-/* How far the fence may be ahead of the newest ID: the lead of a start. */
-static inline int64
-fence_slack(void)
+static void
+fence_lead_assign(int newval, void *extra)
 {
-	return shardid_fence_lead + fence_margin();
+	fence_margin = Max(newval / 4, 1);
+	fence_slack = newval + fence_margin;
 }
 
 void
@@ -114,7 +130,7 @@ shardid_guard_define(void)
 							60 * 1000,
 							PGC_SIGHUP,
 							GUC_UNIT_MS,
-							NULL, NULL, NULL);
+							NULL, fence_lead_assign, NULL);
 
 	shardid_shmem_define();
 
@@ -155,10 +171,11 @@ db_is_mine(GuardDb *db)
 }
 
 /*
- * Read the current database's fence after this server started (or after
- * ALTER EXTENSION UPDATE created it).  Its slots then start at the fence.
- * If the server knows of IDs past the fence (the database had no fence
- * while they were issued), a fence past them is written first.
+ * Read the current database's fence: after this server started, when its
+ * slots then start at the fence, or again after CREATE EXTENSION or ALTER
+ * EXTENSION UPDATE created it, when they stay where they are.  If the
+ * server knows of IDs past the fence (the database had no fence while
+ * they were issued), a fence past them is written first.
  */
 static void
 guard_fence_load(GuardDb *db)
@@ -168,14 +185,16 @@ guard_fence_load(GuardDb *db)
 	int64		fence;
 	int64		known;
 	bool		wrote = false;
+	uint32		state;
 
 	/* the relation lock first: it may wait, and can be cancelled */
 	if (OidIsValid(relid))
 		LockRelationOid(relid, RowExclusiveLock);
 	(void) io_lock_wait(db);
 
+	state = pg_atomic_read_u32(&db->state);
 	if (!db_is_mine(db) ||
-		pg_atomic_read_u32(&db->state) != GUARD_FENCE_UNKNOWN)
+		(state != GUARD_FENCE_UNKNOWN && state != GUARD_FENCE_RELOAD))
 	{
 		LWLockRelease(db->io_lock);
 		return;
@@ -210,11 +229,14 @@ guard_fence_load(GuardDb *db)
 	SpinLockAcquire(&db->mutex);
 	if (db_is_mine(db))
 	{
-		db->start = Max(db->start, disk);
+		if (state == GUARD_FENCE_UNKNOWN)
+		{
+			db->start = Max(db->start, disk);
+			pg_atomic_fetch_add_u32(&db->gen, 1);
+		}
 		if (wrote)
 			db->fence_writes++;
 		pg_atomic_write_u64(&db->fence, (uint64) fence);
-		pg_atomic_fetch_add_u32(&db->gen, 1);
 		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
 	}
 	SpinLockRelease(&db->mutex);
@@ -230,35 +252,45 @@ guard_fence_load(GuardDb *db)
 static void
 guard_fence_advance(GuardDb *db, int64 field, bool required)
 {
-	Oid			relid = shardid_fence_relid();
+	Oid			relid;
 	int64		fence;
 	int64		disk;
 	int64		value;
-	int64		margin = required ? 0 : fence_margin();
+	int64		margin = required ? 0 : fence_margin;
 	bool		waited = false;
 
-	if (!OidIsValid(relid))
-	{
-		if (!required)
-			return;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("shardid's fence is missing in database \"%s\"",
-						get_database_name(MyDatabaseId)),
-				 errdetail("The sequence %s that holds the durable fence has been dropped.",
-						   SHARDID_FENCE_RELNAME),
-				 errhint("Drop and create extension shardid again, or restore the sequence.")));
-	}
-
-	/* the relation lock first: it may wait, and can be cancelled */
 	if (required)
 	{
+		/* the relation lock first: it may wait, and can be cancelled */
+		relid = shardid_fence_relid();
+		if (!OidIsValid(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("shardid's fence is missing in database \"%s\"",
+							get_database_name(MyDatabaseId)),
+					 errdetail("The sequence %s that holds the durable fence has been dropped.",
+							   SHARDID_FENCE_RELNAME),
+					 errhint("Drop and create extension shardid again, or restore the sequence.")));
 		LockRelationOid(relid, RowExclusiveLock);
 		waited = io_lock_wait(db);
 	}
-	else if (!ConditionalLockRelationOid(relid, RowExclusiveLock) ||
-			 !LWLockConditionalAcquire(db->io_lock, LW_EXCLUSIVE))
-		return;
+	else
+	{
+		/*
+		 * The early write is skipped whenever it would wait, so it may try
+		 * the io_lock first (a conditional relation lock does not wait
+		 * either), and find the fence's relation only once it has it.
+		 */
+		if (!LWLockConditionalAcquire(db->io_lock, LW_EXCLUSIVE))
+			return;
+		if (field <= guard_fence_read(db) - margin ||
+			!OidIsValid(relid = shardid_fence_relid()) ||
+			!ConditionalLockRelationOid(relid, RowExclusiveLock))
+		{
+			LWLockRelease(db->io_lock);
+			return;
+		}
+	}
 
 	fence = guard_fence_read(db);
 	if (!db_is_mine(db) ||
@@ -313,15 +345,38 @@ void
 shardid_guard_reload_fence(void)
 {
 	GuardDb    *db;
+	Oid			relid;
 
 	if (!shardid_shared)
 		return;
 	db = shardid_db_current();
 	if (db == NULL)
 		return;
+
+	/*
+	 * IDs this server issued here while the database had no fence (at
+	 * 1.0, or before DROP and CREATE EXTENSION) get a fence past them now,
+	 * in the same transaction that creates the fence: if it commits, no
+	 * crash after it can forget them.
+	 */
+	relid = shardid_fence_relid();
+	if (OidIsValid(relid))
+	{
+		int64		known;
+
+		LockRelationOid(relid, RowExclusiveLock);
+		(void) io_lock_wait(db);
+		known = shardid_db_known_max(db);
+		if (db_is_mine(db) && known > shardid_fence_read(relid))
+			shardid_fence_write(relid, known + shardid_fence_lead);
+		LWLockRelease(db->io_lock);
+	}
+
+	/* and the next call reads the fence, whether this commits or not */
 	SpinLockAcquire(&db->mutex);
-	if (db_is_mine(db))
-		pg_atomic_write_u32(&db->state, GUARD_FENCE_UNKNOWN);
+	if (db_is_mine(db) &&
+		pg_atomic_read_u32(&db->state) != GUARD_FENCE_UNKNOWN)
+		pg_atomic_write_u32(&db->state, GUARD_FENCE_RELOAD);
 	SpinLockRelease(&db->mutex);
 }
 
@@ -370,9 +425,30 @@ guard_sleep_until(int64 unix_ms, int64 now_us)
 
 /* Was this ten-bit value issued in the slot's last field? */
 static inline bool
-slot_value_taken(const GuardSlot *slot, int32 value10)
+slot_value_taken(const GuardSlot *slot, uint32 value10)
 {
 	return (slot->taken[value10 / 64] & (UINT64CONST(1) << (value10 % 64))) != 0;
+}
+
+/* The slot of seqid in this database, as this backend remembers it. */
+static inline GuardSlot *
+slot_of(Oid seqid)
+{
+	GuardCacheEntry *cached = &guard_cache[seqid % GUARD_CACHE_SIZE];
+
+	if (unlikely(cached->seqid != seqid))
+	{
+		cached->slotno = shardid_slot_lookup(MyDatabaseId, seqid);
+		cached->seqid = seqid;
+	}
+	return &shardid_shared->slots[cached->slotno];
+}
+
+/* Forget where seqid's slot is: it was evicted. */
+static void
+slot_forget(Oid seqid)
+{
+	guard_cache[seqid % GUARD_CACHE_SIZE].seqid = InvalidOid;
 }
 
 /*
@@ -426,47 +502,39 @@ int64
 shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 {
 	GuardShared *shared = shardid_shared;
-	GuardKey	key;
 	int64		block = shardid_seq_block(value);
-	int32		value10 = shardid_seq_slot(value);
+	uint32		value10 = (uint32) shardid_seq_slot(value);
 	bool		waited_exhausted = false;
 	bool		waited_clock = false;
 	bool		waited_fence = false;
 
-	memset(&key, 0, sizeof(key));
-	key.dbid = MyDatabaseId;
-	key.seqid = seqid;
-
 	for (;;)
 	{
-		GuardSlot  *slot = &shared->slots[shardid_slot_find(&key)];
+		GuardSlot  *slot = slot_of(seqid);
 		GuardDb    *db;
 		uint32		state;
 		uint32		gen;
 		ShardidRule rule;
-		ShardidStatus status;
 		int64		now_us;
 		int64		now_ms;
 		int64		issue = 0;
 		int64		wait_until = 0;
 		int64		regression = 0;
 		int64		lead;
-		int64		fence;
 		bool		refresh = false;
-		int64		id = 0;
 
 		SpinLockAcquire(&slot->mutex);
-		if (!slot->in_use ||
-			slot->key.dbid != key.dbid || slot->key.seqid != key.seqid)
+		if (unlikely(!slot->in_use || slot->key.seqid != seqid ||
+					 slot->key.dbid != MyDatabaseId))
 		{
 			/* evicted since this backend found it */
 			SpinLockRelease(&slot->mutex);
-			shardid_slot_forget(&key);
+			slot_forget(seqid);
 			continue;
 		}
 		db = &shared->dbs[slot->dbno];
 		state = pg_atomic_read_u32(&db->state);
-		if (unlikely(state == GUARD_FENCE_UNKNOWN))
+		if (unlikely(state != GUARD_FENCE_LOADED && state != GUARD_FENCE_NONE))
 		{
 			SpinLockRelease(&slot->mutex);
 			guard_fence_load(db);
@@ -483,18 +551,21 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			SpinLockRelease(&slot->mutex);
 			shardid_report(SHARDID_BEFORE_EPOCH, now_ms, epoch_ms, shard, value10);
 		}
-		lead = slot->fenced ? fence_slack() : 1;
+		lead = unlikely(slot->fenced) ? fence_slack : 1;
 		rule = shardid_rule_decide(slot->last, slot->last_block,
 								   slot_value_taken(slot, value10),
 								   now_ms - epoch_ms, block, lead,
 								   guard_max_clock_regression,
 								   &issue, &wait_until, &regression);
 
-		if (rule == SHARDID_ISSUE)
+		if (likely(rule == SHARDID_ISSUE))
 		{
+			GuardCounters *c = &slot->counters;
+
 			if (likely(state == GUARD_FENCE_LOADED))
 			{
-				fence = guard_fence_read(db);
+				int64		fence = guard_fence_read(db);
+
 				if (unlikely(issue > fence))
 				{
 					/* nothing past the fence until it is durable */
@@ -502,35 +573,34 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 					guard_fence_advance(db, issue, true);
 					continue;
 				}
-				refresh = issue > fence - fence_margin();
+				refresh = issue > fence - fence_margin;
+			}
+			if (unlikely(issue > SHARDID_MAX_TIME_MS))
+			{
+				SpinLockRelease(&slot->mutex);
+				shardid_report(SHARDID_PAST_HORIZON, issue + epoch_ms, epoch_ms,
+							   shard, value10);
 			}
 
-			status = shardid_compose(issue + epoch_ms, epoch_ms, shard, value10, &id);
-			if (likely(status == SHARDID_OK))
+			if (issue != slot->last || block != slot->last_block)
+				memset(slot->taken, 0, sizeof(slot->taken));
+			slot->taken[value10 / 64] |= UINT64CONST(1) << (value10 % 64);
+			slot->last = issue;
+			slot->last_block = block;
+			slot->fenced = false;
+			slot->last_issued_ms = issue + epoch_ms;
+			c->issued++;
+			if (unlikely(waited_exhausted | waited_clock | waited_fence))
 			{
-				GuardCounters *c = &slot->counters;
-
-				if (issue != slot->last || block != slot->last_block)
-					memset(slot->taken, 0, sizeof(slot->taken));
-				slot->taken[value10 / 64] |= UINT64CONST(1) << (value10 % 64);
-				slot->last = issue;
-				slot->last_block = block;
-				slot->fenced = false;
-				slot->last_issued_ms = issue + epoch_ms;
-				c->issued++;
-				if (waited_exhausted)
-					c->exhausted_waits++;
-				if (waited_clock)
-					c->clock_waits++;
-				if (waited_fence)
-					c->fence_waits++;
+				c->exhausted_waits += waited_exhausted;
+				c->clock_waits += waited_clock;
+				c->fence_waits += waited_fence;
 			}
 			SpinLockRelease(&slot->mutex);
-			if (status != SHARDID_OK)
-				shardid_report(status, issue + epoch_ms, epoch_ms, shard, value10);
+
 			if (unlikely(refresh))
 				guard_fence_advance(db, issue, false);
-			return id;
+			return shardid_id_from_field(issue, shard, (int32) value10);
 		}
 
 		if (rule == SHARDID_REFUSE)

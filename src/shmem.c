@@ -7,9 +7,9 @@
  * A slot keeps, for one (database, sequence), where the guard stands: the
  * last time field issued, the block of sequence values it holds and which
  * ten-bit values it holds (see guard.c for how they are used).  A shared
- * hash table maps (database, sequence) to its slot, and each backend
- * remembers which slot its sequences use, so that the usual call takes no
- * lock but the slot's own spinlock.
+ * hash table maps (database, sequence) to its slot; guard.c remembers
+ * which slot its sequences use, so that the usual call takes no lock but
+ * the slot's own spinlock.
  *
  * A database entry keeps what this server knows of one database's durable
  * fence: the fence itself (a time field at or before which the database
@@ -53,27 +53,12 @@ typedef struct GuardHashEntry
 	int			slotno;
 } GuardHashEntry;
 
-/*
- * Backend-local memory of the slot each sequence uses, indexed by the
- * sequence's OID (a backend serves one database).  Only a hint: the
- * slot's key is checked under its mutex.
- */
-#define GUARD_CACHE_SIZE 64
-
-typedef struct GuardCacheEntry
-{
-	Oid			seqid;
-	int			slotno;
-} GuardCacheEntry;
-
 /* GUCs */
 int			shardid_max_sequences = 1024;
 int			shardid_max_databases = 64;
 
 GuardShared *shardid_shared = NULL;
 static HTAB *guard_htab = NULL;
-
-static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -230,20 +215,26 @@ shmem_startup(void)
 	{
 		int			count;
 		int64		evictions;
-		GuardSavedSlot *saved = shardid_state_load(&count, &evictions);
+		GuardLoadedSlot *loaded = shardid_state_load(&count, &evictions);
 		int			i;
 
 		/* only the postmaster runs now: no locks needed */
 		shared->evictions = evictions;
 		for (i = 0; i < count; i++)
 		{
-			GuardSlot  *slot = &shared->slots[slot_create(&saved[i].key)];
+			GuardSlot  *slot = &shared->slots[slot_create(&loaded[i].saved.key)];
 
-			slot->counters = saved[i].counters;
-			slot->last_issued_ms = saved[i].last_issued_ms;
+			slot->counters = loaded[i].saved.counters;
+			slot->last_issued_ms = loaded[i].saved.last_issued_ms;
+			if (loaded[i].has_position)
+			{
+				/* shardid 1.0's own state: see state.c */
+				slot->last = loaded[i].last;
+				slot->last_block = loaded[i].last_block;
+			}
 		}
-		if (saved)
-			pfree(saved);
+		if (loaded)
+			pfree(loaded);
 	}
 }
 
@@ -433,19 +424,19 @@ slot_create(const GuardKey *key)
 }
 
 int
-shardid_slot_find(const GuardKey *key)
+shardid_slot_lookup(Oid dbid, Oid seqid)
 {
 	GuardShared *shared = shardid_shared;
-	GuardCacheEntry *cached = &guard_cache[key->seqid % GUARD_CACHE_SIZE];
 	GuardHashEntry *hentry;
+	GuardKey	key;
 	int			slotno;
 
-	/* the usual case: the slot this backend used last time */
-	if (cached->seqid == key->seqid && OidIsValid(key->seqid))
-		return cached->slotno;
+	memset(&key, 0, sizeof(key));
+	key.dbid = dbid;
+	key.seqid = seqid;
 
 	LWLockAcquire(shared->lock, LW_SHARED);
-	hentry = hash_search(guard_htab, key, HASH_FIND, NULL);
+	hentry = hash_search(guard_htab, &key, HASH_FIND, NULL);
 	if (hentry != NULL)
 		slotno = hentry->slotno;
 	else
@@ -453,24 +444,12 @@ shardid_slot_find(const GuardKey *key)
 		LWLockRelease(shared->lock);
 		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
 		/* another backend may have created it meanwhile */
-		hentry = hash_search(guard_htab, key, HASH_FIND, NULL);
-		slotno = hentry ? hentry->slotno : slot_create(key);
+		hentry = hash_search(guard_htab, &key, HASH_FIND, NULL);
+		slotno = hentry ? hentry->slotno : slot_create(&key);
 	}
 	shared->dbs[shared->slots[slotno].dbno].last_used = GetCurrentTimestamp();
 	LWLockRelease(shared->lock);
-
-	cached->seqid = key->seqid;
-	cached->slotno = slotno;
 	return slotno;
-}
-
-void
-shardid_slot_forget(const GuardKey *key)
-{
-	GuardCacheEntry *cached = &guard_cache[key->seqid % GUARD_CACHE_SIZE];
-
-	if (cached->seqid == key->seqid)
-		cached->seqid = InvalidOid;
 }
 
 void

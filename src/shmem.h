@@ -88,7 +88,8 @@ typedef enum GuardFenceState
 {
 	GUARD_FENCE_UNKNOWN = 0,	/* not read since the server started */
 	GUARD_FENCE_LOADED,			/* read: fence and start hold */
-	GUARD_FENCE_NONE			/* the database has no fence (shardid 1.0) */
+	GUARD_FENCE_NONE,			/* the database has no fence (shardid 1.0) */
+	GUARD_FENCE_RELOAD			/* read it again, the slots stay where they are */
 } GuardFenceState;
 
 typedef struct GuardDb
@@ -136,13 +137,10 @@ guard_fence_read(GuardDb *db)
 }
 
 /*
- * The slot of key, created if need be (in the current database); its
- * number.  The slot is not locked: check its key under its mutex.
+ * The number of the slot of (dbid, seqid), created if need be.  The slot
+ * is not locked: check its key under its mutex.
  */
-extern SHARDID_INTERNAL int shardid_slot_find(const GuardKey *key);
-
-/* Forget this backend's memory of where key's slot is. */
-extern SHARDID_INTERNAL void shardid_slot_forget(const GuardKey *key);
+extern SHARDID_INTERNAL int shardid_slot_lookup(Oid dbid, Oid seqid);
 
 /* Zero every counter. */
 extern SHARDID_INTERNAL void shardid_shmem_reset_counters(void);

@@ -16,6 +16,13 @@
  * every sequence starts at its database's fence.  A lost or damaged file
  * costs the counters, nothing else.
  *
+ * One exception: the file shardid 1.0 wrote at its last clean shutdown,
+ * which the 1.1 library reads once, on the start that installs it.  1.0
+ * kept uniqueness across restarts with that file alone, so where each
+ * slot stood is kept too (its last millisecond read as a time field in the
+ * default epoch), until ALTER EXTENSION shardid UPDATE gives the database
+ * a fence past it.
+ *
  * src/state.c
  *
  *-------------------------------------------------------------------------
@@ -28,11 +35,25 @@
 #include "storage/fd.h"
 #include "utils/memutils.h"
 
+#include "rule.h"
 #include "state.h"
 
 #define STATE_FILE			PGSTAT_STAT_PERMANENT_DIRECTORY "/shardid.state"
 #define STATE_FILE_MAGIC	0x53484944	/* "SHID" */
 #define STATE_FILE_VERSION	2		/* 1.1: counters only */
+#define STATE_FILE_VERSION_1_0 1	/* 1.0: and each slot's last millisecond */
+
+/* A slot as shardid 1.0 saved it. */
+typedef struct GuardSavedSlot_1_0
+{
+	GuardKey	key;
+	int64		last_ms;		/* Unix ms */
+	int64		last_block;
+	int64		issued;
+	int64		exhausted_waits;
+	int64		clock_waits;
+	int64		clock_refusals;
+} GuardSavedSlot_1_0;
 
 void
 shardid_state_save(const GuardShared *shared, int max_sequences)
@@ -91,13 +112,15 @@ error:
 	unlink(STATE_FILE ".tmp");
 }
 
-GuardSavedSlot *
+GuardLoadedSlot *
 shardid_state_load(int *count, int64 *evictions)
 {
 	FILE	   *file;
 	uint32		header[2];
 	int32		n;
-	GuardSavedSlot *saved = NULL;
+	int64		floor_ms = 0;
+	GuardLoadedSlot *loaded = NULL;
+	int			i;
 
 	*count = 0;
 	*evictions = 0;
@@ -114,21 +137,49 @@ shardid_state_load(int *count, int64 *evictions)
 
 	if (fread(header, sizeof(header), 1, file) != 1)
 		goto read_error;
-	if (header[0] != STATE_FILE_MAGIC || header[1] != STATE_FILE_VERSION)
+	if (header[0] != STATE_FILE_MAGIC ||
+		(header[1] != STATE_FILE_VERSION && header[1] != STATE_FILE_VERSION_1_0))
 	{
 		ereport(LOG,
 				(errmsg("ignoring file \"%s\": it was not written by this version of shardid",
 						STATE_FILE)));
 		goto done;
 	}
-	if (fread(evictions, sizeof(int64), 1, file) != 1 ||
+	if ((header[1] == STATE_FILE_VERSION_1_0 &&
+		 fread(&floor_ms, sizeof(int64), 1, file) != 1) ||
+		fread(evictions, sizeof(int64), 1, file) != 1 ||
 		fread(&n, sizeof(int32), 1, file) != 1 || n < 0 ||
-		(Size) n >= MaxAllocSize / sizeof(GuardSavedSlot))
+		(Size) n >= MaxAllocSize / sizeof(GuardLoadedSlot))
 		goto read_error;
 
-	saved = palloc(sizeof(GuardSavedSlot) * Max(n, 1));
-	if (n > 0 && fread(saved, sizeof(GuardSavedSlot), n, file) != (size_t) n)
-		goto read_error;
+	loaded = palloc0(sizeof(GuardLoadedSlot) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		GuardLoadedSlot *l = &loaded[i];
+
+		if (header[1] == STATE_FILE_VERSION)
+		{
+			if (fread(&l->saved, sizeof(GuardSavedSlot), 1, file) != 1)
+				goto read_error;
+		}
+		else
+		{
+			GuardSavedSlot_1_0 old;
+
+			if (fread(&old, sizeof(old), 1, file) != 1)
+				goto read_error;
+			l->saved.key = old.key;
+			l->saved.last_issued_ms = old.last_block == SHARDID_NO_BLOCK ?
+				GUARD_NEVER : old.last_ms;
+			l->saved.counters.issued = old.issued;
+			l->saved.counters.exhausted_waits = old.exhausted_waits;
+			l->saved.counters.clock_waits = old.clock_waits;
+			l->saved.counters.clock_refusals = old.clock_refusals;
+			l->has_position = true;
+			l->last = Max(old.last_ms, floor_ms) - SHARDID_DEFAULT_EPOCH_UNIX_MS;
+			l->last_block = old.last_block;
+		}
+	}
 	*count = n;
 	goto done;
 
@@ -138,14 +189,14 @@ read_error:
 			 errmsg("could not read file \"%s\": it is truncated or unreadable",
 					STATE_FILE),
 			 errdetail("The counters of shardid_stats start from zero.  Uniqueness does not depend on this file.")));
-	if (saved)
-		pfree(saved);
-	saved = NULL;
+	if (loaded)
+		pfree(loaded);
+	loaded = NULL;
 	*count = 0;
 	*evictions = 0;
 
 done:
 	FreeFile(file);
 	unlink(STATE_FILE);
-	return saved;
+	return loaded;
 }

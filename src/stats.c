@@ -23,7 +23,6 @@
 #include "utils/builtins.h"
 
 #include "clock.h"
-#include "guard.h"
 #include "rule.h"
 #include "shmem.h"
 
@@ -67,7 +66,7 @@ stats_rows(FunctionCallInfo fcinfo, int ncols)
 	int			i;
 	bool		all = sees_all();
 
-	shardid_guard_require();
+	shardid_shmem_require();
 	shared = shardid_shared;
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -143,7 +142,7 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 	int			entries = 0;
 	int			i;
 
-	shardid_guard_require();
+	shardid_shmem_require();
 	shared = shardid_shared;
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -183,7 +182,7 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 Datum
 shardid_stats_reset(PG_FUNCTION_ARGS)
 {
-	shardid_guard_require();
+	shardid_shmem_require();
 	shardid_shmem_reset_counters();
 	PG_RETURN_VOID();
 }
@@ -195,13 +194,13 @@ shardid_stats_reset(PG_FUNCTION_ARGS)
 Datum
 shardid_fence_status(PG_FUNCTION_ARGS)
 {
-	static const char *const state_names[] = {"unknown", "loaded", "none"};
+	static const char *const state_names[] = {"unknown", "loaded", "none", "reload"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	GuardShared *shared;
 	bool		all = sees_all();
 	int			i;
 
-	shardid_guard_require();
+	shardid_shmem_require();
 	shared = shardid_shared;
 	InitMaterializedSRF(fcinfo, 0);
 
@@ -232,7 +231,7 @@ shardid_fence_status(PG_FUNCTION_ARGS)
 		if (dbid == InvalidOid || (!all && dbid != MyDatabaseId))
 			continue;
 		values[0] = ObjectIdGetDatum(dbid);
-		values[1] = CStringGetTextDatum(state_names[Min(state, 2)]);
+		values[1] = CStringGetTextDatum(state_names[Min(state, 3)]);
 		if (state != GUARD_FENCE_LOADED || fence < 0)
 			nulls[2] = nulls[3] = true;
 		else

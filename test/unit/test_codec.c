@@ -1,6 +1,6 @@
 /*
  * test_codec.c
- *	  Unit tests of src/codec.c and src/rule.c, outside the server.
+ *	  Unit tests of src/codec.c and the rule in src/rule.h, outside the server.
  *
  * Checks the published example, the horizon, shortcode round trips over
  * every bit width, and the guard's rule by simulation: a fast caller on a
