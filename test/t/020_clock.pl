@@ -32,47 +32,26 @@ use ShardidTest;
 use Time::HiRes ();
 use Time::Local qw(timegm);
 
-my $libfaketime;
-for my $dir (
-	'/usr/lib/x86_64-linux-gnu/faketime',
-	'/usr/lib/aarch64-linux-gnu/faketime',
-	'/usr/lib/faketime', '/usr/local/lib/faketime')
-{
-	if (-e "$dir/libfaketime.so.1")
-	{
-		$libfaketime = "$dir/libfaketime.so.1";
-		last;
-	}
-}
 plan skip_all => 'libfaketime is not installed (Debian package "faketime")'
-  unless defined $libfaketime;
+  unless defined libfaketime();
 
 my $clock_file = PostgreSQL::Test::Utils::tempdir() . '/faketime.rc';
 my $offset = 0;    # seconds the server's clock is ahead of the real one
 
-# Set the server's clock to the given number of seconds from the real
-# clock, atomically: the server never reads a half-written file.
-sub set_clock
+my $node = shardid_node('clock');
+
+# Every clock read sees the file's offset at once (FAKETIME_NO_CACHE):
+# this test steps the clock by milliseconds while IDs are made.
+sub set_offset
 {
 	$offset = shift;
-	my $tmp = "$clock_file.tmp";
-	open my $fh, '>', $tmp or die "could not write \"$tmp\": $!";
-	printf $fh "%+.3f\n", $offset;
-	close $fh or die "could not write \"$tmp\": $!";
-	rename $tmp, $clock_file or die "could not rename \"$tmp\": $!";
+	set_clock($clock_file, $offset);
 	return;
 }
 
-my $node = shardid_node('clock');
-
-# Start the server (and only the server) under libfaketime.
-sub start_faked
+sub start_node
 {
-	local $ENV{LD_PRELOAD} = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_NO_CACHE} = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$node->start;
+	start_faked($node, $clock_file, no_cache => 1);
 	return;
 }
 
@@ -84,15 +63,15 @@ sub stat_of
 	);
 }
 
-set_clock(0);
-start_faked();
+set_offset(0);
+start_node();
 
 # The server's clock follows the file.
-set_clock(-7200);
+set_offset(-7200);
 my $behind = $node->safe_psql('postgres',
 	q{SELECT extract(epoch FROM clock_timestamp())});
 ok(time() - $behind > 7000, 'the server clock follows the faketime file');
-set_clock(0);
+set_offset(0);
 
 $node->safe_psql(
 	'postgres', q{
@@ -188,7 +167,7 @@ $$;
 	{
 		$attempts++;
 		my $before = stat_of('clock_waits', 'step');
-		set_clock($offset - 0.005);
+		set_offset($offset - 0.005);
 		my $until = Time::HiRes::time() + $step_poll_secs;
 		while (Time::HiRes::time() < $until)
 		{
@@ -223,13 +202,13 @@ SELECT count(*) FILTER (WHERE id >> 23 <= prev >> 23), count(*) > 0
 
 # 2. A one-hour step back is refused, and counted.
 $node->safe_psql('postgres', q{SELECT take('before1h', 'gen', 1000)});
-set_clock($offset - 3600);
+set_offset($offset - 3600);
 like(
 	sql_error($node, q{SELECT shardid_next(1, 'gen')}),
 	qr/^55000: system clock moved backwards by \d+ ms$/,
 	'1 hour: refused with SQLSTATE 55000 and the documented message');
 is(stat_of('clock_refusals', 'gen'), '1', '1 hour: clock_refusals counts it');
-set_clock($offset + 3600);
+set_offset($offset + 3600);
 $node->safe_psql('postgres', q{SELECT take('after1h', 'gen', 1000)});
 check_unique_and_ordered('gen', '1 hour, clock fixed again');
 
@@ -244,7 +223,7 @@ $node->poll_query_until('postgres',
 	q{SELECT current_setting('shardid.max_clock_regression') = '1min'})
   or die 'reload did not take effect';
 $node->safe_psql('postgres', q{SELECT take('before-wait', 'gen', 10)});
-set_clock($offset - 10);
+set_offset($offset - 10);
 
 my $still_behind = q{
 SELECT last_ms > clock_timestamp() + interval '1 s'
@@ -283,7 +262,7 @@ SELECT pg_cancel_backend(pid) FROM pg_stat_activity
 	is($node->safe_psql('postgres', $still_behind),
 		't', 'pg_cancel_backend: the clock was still behind');
 }
-set_clock($offset + 10);
+set_offset($offset + 10);
 $node->safe_psql('postgres', q{SELECT take('after-wait', 'gen', 10)});
 check_unique_and_ordered('gen', 'after the interrupted waits');
 
@@ -293,8 +272,8 @@ $node->append_conf('postgresql.conf', "shardid.max_clock_regression = '10s'");
 $node->safe_psql('postgres', q{SELECT take('before-restart', 'far', 5000)});
 my $clock_waits = stat_of('clock_waits', 'far');
 $node->stop;
-set_clock($offset - 5);
-start_faked();
+set_offset($offset - 5);
+start_node();
 $node->safe_psql('postgres', q{SELECT take('after-restart', 'far', 5000)});
 check_unique_and_ordered('far', 'restart 5 s back');
 is( $node->safe_psql(
@@ -308,21 +287,21 @@ cmp_ok(stat_of('clock_waits', 'far'),
 
 # A one-hour step back across a restart is refused.
 $node->stop;
-set_clock($offset - 3600);
-start_faked();
+set_offset($offset - 3600);
+start_node();
 like(
 	sql_error($node, q{SELECT shardid_next(1, 'far')}),
 	qr/^55000: system clock is \d+ ms behind the durable fence$/,
 	'restart 1 hour back: refused with SQLSTATE 55000, at the fence');
 $node->stop;
-set_clock($offset + 3605);
-start_faked();
+set_offset($offset + 3605);
+start_node();
 $node->safe_psql('postgres', q{SELECT take('clock-fixed', 'far', 1000)});
 check_unique_and_ordered('far', 'restart with the clock fixed');
 
 # 5. Past the horizon of the default epoch: 2045-11-03 19:53:47.775 UTC.
 # Fake 2046-06-01 00:00:00 UTC.
-set_clock(timegm(0, 0, 0, 1, 5, 2046) - time());
+set_offset(timegm(0, 0, 0, 1, 5, 2046) - time());
 like(
 	sql_error($node, q{SELECT shardid_next(1, 'horizon')}),
 	qr/^22008: time 2046-\S+ \S+ is past the horizon of the epoch$/,
@@ -336,5 +315,5 @@ SELECT extract(year FROM shardid_created_at(
 	'past the horizon: a later epoch still works');
 
 $node->stop;
-set_clock(0);
+set_offset(0);
 done_testing();
