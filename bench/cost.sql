@@ -11,13 +11,14 @@
 -- The net cost of a method in one repetition is its time minus its empty
 -- loop's time in that repetition.
 --
--- psql variables: n (loop length), reps.
+-- psql variables: n (loop length), reps.  bench/compare.sh calls
+-- bench.run_cost again with later first_rep values.
 
 \set ON_ERROR_STOP on
 SET work_mem = '512MB';		-- keep generate_series' tuplestore in memory
 SET jit = off;
 
-CREATE FUNCTION bench.run_cost(n bigint, reps int) RETURNS void
+CREATE FUNCTION bench.run_cost(n bigint, reps int, first_rep int DEFAULT 1) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
 	seqs		regclass[];
@@ -44,7 +45,7 @@ BEGIN
 		EXECUTE queries[m] INTO got USING least(n, 10000), seqs;
 	END LOOP;
 
-	FOR r IN 1 .. reps LOOP
+	FOR r IN first_rep .. first_rep + reps - 1 LOOP
 		FOR k IN 0 .. array_length(methods, 1) - 1 LOOP
 			m := (k + r - 1) % array_length(methods, 1) + 1;
 			t0 := clock_timestamp();
