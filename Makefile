@@ -17,7 +17,7 @@ PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
 EXTENSION = shardid
 DATA = shardid--1.0.sql shardid--1.0--1.1.sql
 
-REGRESS = setup codec errors shortcode markings next properties provision adopt
+REGRESS = setup codec errors shortcode markings next properties provision adopt partitions
 REGRESS_OPTS = --load-extension=shardid
 ISOLATION = concurrent drop
 ISOLATION_OPTS = --load-extension=shardid
