@@ -15,7 +15,10 @@
 #   machine.txt    where it ran
 # Absolute times drift on a shared machine; the ratios of one run hold.
 #
-# Usage: bench/run.sh [--scale small|full|ROWS] [--out DIR] [--port PORT]
+# The figure needs gnuplot (Debian gnuplot-nox), which this script installs
+# when run as root; --no-plot leaves the figure out.
+#
+# Usage: bench/run.sh [--scale small|full|ROWS] [--out DIR] [--port PORT] [--no-plot]
 #   small  200,000 rows, about a minute (the test suite runs this)
 #   full   10,000,000 rows, about 20 minutes on 2 cores
 #   ROWS   that many rows for comparisons 3 and 4, the rest as full
@@ -29,14 +32,17 @@ PATH=$PG_BINDIR:$PATH
 scale=small
 out=$here/bench/out
 port=
+plot=1
 while [ $# -gt 0 ]; do
 	case $1 in
 		--scale) scale=$2; shift 2 ;;
 		--out) out=$2; shift 2 ;;
 		--port) port=$2; shift 2 ;;
-		*) echo "usage: bench/run.sh [--scale small|full|ROWS] [--out DIR] [--port PORT]" >&2; exit 2 ;;
+		--no-plot) plot=0; shift ;;
+		*) echo "usage: bench/run.sh [--scale small|full|ROWS] [--out DIR] [--port PORT] [--no-plot]" >&2; exit 2 ;;
 	esac
 done
+[ $plot = 0 ] || install_packages gnuplot-nox
 
 case $scale in
 	small) rows=200000 ;;
@@ -207,8 +213,13 @@ psql -X -q -c "\\copy (SELECT round(rows_after / 1e6, 3) AS rows_millions,
 	FROM (SELECT *, rows_after - rows_before AS added FROM bench.bulk WHERE status = 'ok') b
 	GROUP BY rows_after ORDER BY rows_after) TO '$out/growth.csv' WITH (FORMAT csv, HEADER)"
 
-gnuplot -e "in='$out/growth.csv'; out='$out/growth.png'; subtitle='$(nproc) cores, shared\\_buffers $shared_buffers, $(date -u +%Y-%m-%d)'" \
-	"$here/bench/growth.gp"
+if [ $plot = 1 ]; then
+	gnuplot -e "in='$out/growth.csv'; out='$out/growth.png'; subtitle='$(nproc) cores, shared\\_buffers $shared_buffers, $(date -u +%Y-%m-%d)'" \
+		"$here/bench/growth.gp"
+	figure="figure: growth.png."
+else
+	figure="figure: not drawn (--no-plot)."
+fi
 
 {
 	echo "# shardid benchmark"
@@ -225,7 +236,7 @@ gnuplot -e "in='$out/growth.csv'; out='$out/growth.png'; subtitle='$(nproc) core
 		FROM bench.info WHERE key LIKE '%exhausted_waits' ORDER BY key DESC" | sed 's/^/- /'
 	echo
 	echo "Raw numbers: cost.csv, ceiling.csv, bulk.csv, bulk_size.csv, pgbench.csv, info.csv;"
-	echo "figure: growth.png.  Run time: $(($(date +%s) - started)) s."
+	echo "$figure  Run time: $(($(date +%s) - started)) s."
 } >"$out/results.md"
 
 say "done"

@@ -29,23 +29,20 @@ done
 
 echo "== packages"
 install_packages make gcc rsync postgresql-15 postgresql-server-dev-15 \
-	libipc-run-perl faketime postgresql-15-plproxy postgresql-15-partman gnuplot-nox \
+	libipc-run-perl faketime postgresql-15-plproxy postgresql-15-partman \
 	clang libclang-rt-14-dev
 
-step() {
-	local name=$1
-	shift
-	echo "== $name"
-	if "$@"; then
-		passed=$((passed + 1))
-	else
-		echo "FAILED: $name"
-		failed=$((failed + 1))
-	fi
-}
-
+# Each suite adds how many of its tests passed and failed; a suite that
+# fails without saying which test failed counts as one failed test.
 passed=0
 failed=0
+count() {	# NAME RC PASSED FAILED
+	local name=$1 rc=$2 p=${3:-0} f=${4:-0}
+	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+	echo "== $name: $p passed, $f failed"
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
 
 work=$(mktemp -d /tmp/shardid-test.XXXXXX)
 chmod 755 "$work"
@@ -68,8 +65,16 @@ private_install "$work/pg"
 rsync -a --exclude .git "$here"/ "$work"/src-tree/
 [ "$(id -u)" = 0 ] && chown -R postgres: "$work/src-tree"
 
-step unit make -s -C test/unit check
-step fuzz make -s -C test/unit fuzz FUZZ_SECONDS=20
+log=$work/suite.log
+
+rc=0
+make -s -C test/unit check 2>&1 | tee "$log" || rc=$?
+read -r p f < <(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+count unit $rc "${p:-0}" "${f:-0}"
+
+rc=0
+make -s -C test/unit fuzz FUZZ_SECONDS=20 || rc=$?
+count fuzz $rc $((rc == 0)) $((rc != 0))
 
 run_regress() {
 	cluster_start "$work/data" "$port" || return 1
@@ -84,14 +89,24 @@ run_regress() {
 	fi
 	return $rc
 }
-step "regress and isolation" run_regress
+rc=0
+run_regress 2>&1 | tee "$log" || rc=$?
+count "regress and isolation" $rc "$(grep -c '^test .* \.\.\. ok' "$log")" \
+	"$(grep -Ec '^test .* \.\.\. (FAILED|failed)' "$log")"
 
+# TAP: every test's "ok" or "not ok" is in its script's log
 run_tap() {
 	local tests=${tap_tests:-test/t/*.pl}
 	as_owner make -s -C "$work/src-tree" tapcheck \
 		PG_CONFIG="$PG_CONFIG" PROVE_TESTS="$tests" PROVE_FLAGS="--timer"
 }
-[ $skip_tap = 1 ] || step tap run_tap
+if [ $skip_tap = 0 ]; then
+	rc=0
+	run_tap || rc=$?
+	tap_logs=("$work"/src-tree/tmp_check/log/regress_log_*)
+	count tap $rc "$(cat "${tap_logs[@]}" 2>/dev/null | grep -Ec '^(\[[^]]*\]\([^)]*\) )?ok [0-9]+')" \
+		"$(cat "${tap_logs[@]}" 2>/dev/null | grep -Ec '^(\[[^]]*\]\([^)]*\) )?not ok [0-9]+')"
+fi
 
 echo "shardid: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -2,7 +2,8 @@
 #
 # Runs bench/run.sh --scale small (about a minute) into a temporary
 # directory and checks that every comparison left its raw numbers, that the
-# figure and the table were written, and the duplicate counts of the
+# table was written (the figure is left out: --no-plot), and the duplicate
+# counts of the
 # ceiling workload: none from shardid_next; for the PL/pgSQL function and
 # the one-line SQL expression of the published scheme the counts are
 # reported, not asserted, since they depend on the machine's speed (see
@@ -20,8 +21,9 @@ use Test::More;
 my $root = File::Spec->rel2abs(dirname(__FILE__) . '/../..');
 my $out = PostgreSQL::Test::Utils::tempdir();
 
+# --no-plot: gnuplot belongs to the benchmark, not to the test command
 my $ok = run_log([ 'bash', "$root/bench/run.sh", '--scale', 'small',
-	'--out', $out ]);
+	'--out', $out, '--no-plot' ]);
 ok($ok, 'bench/run.sh --scale small exits with 0');
 
 # A CSV file as a list of hashes keyed by its header.
@@ -121,9 +123,7 @@ is(join(',', sort keys %info),
 	'info.csv has the guard counters of comparisons 1 to 3');
 
 # the figure and the table
-ok(-s "$out/growth.png", 'growth.png was written');
-my $png = -f "$out/growth.png" ? slurp_file("$out/growth.png") : '';
-is(substr($png, 1, 3), 'PNG', 'growth.png is a PNG');
+ok(!-e "$out/growth.png", 'with --no-plot no figure is drawn');
 my $md = -f "$out/results.md" ? slurp_file("$out/results.md") : '';
 like($md, qr/^\| # \| comparison \| result \| target \| met \|$/m,
 	'results.md has the table');
