@@ -78,7 +78,12 @@ SELECT * FROM shardid_decode(4185136929178974185);
 SELECT shardid_horizon() AS last_usable_millisecond;
 
 \echo '== What the guard saw'
-SELECT sequence, ids_issued, exhausted_waits, clock_waits, clock_refusals FROM shardid_stats ORDER BY 1;
+SELECT sequence, ids_issued, exhausted_waits, clock_waits, fence_waits, clock_refusals FROM shardid_stats ORDER BY 1;
+
+\echo '== The durable fence: stored in the database, ahead of every ID it issued'
+SELECT datname, state, writes,
+       fence_time >= (SELECT max(shardid_created_at(id)) FROM all_posts) AS ahead_of_every_post
+  FROM shardid_fence_status WHERE datname = current_database();
 SQL
 echo
 echo "demo done; stopping the cluster"
