@@ -264,13 +264,19 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 		/* the relation lock first: it may wait, and can be cancelled */
 		relid = shardid_fence_relid();
 		if (!OidIsValid(relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("shardid's fence is missing in database \"%s\"",
-							get_database_name(MyDatabaseId)),
-					 errdetail("The sequence %s that holds the durable fence has been dropped.",
-							   SHARDID_FENCE_RELNAME),
-					 errhint("Drop and create extension shardid again, or restore the sequence.")));
+		{
+			/*
+			 * The fence is gone: a transaction that created the extension
+			 * rolled back, or the extension was dropped.  Read again what
+			 * the database has; the guard then goes on as for shardid 1.0,
+			 * and says so.
+			 */
+			SpinLockAcquire(&db->mutex);
+			if (db_is_mine(db))
+				pg_atomic_write_u32(&db->state, GUARD_FENCE_UNKNOWN);
+			SpinLockRelease(&db->mutex);
+			return;
+		}
 		LockRelationOid(relid, RowExclusiveLock);
 		waited = io_lock_wait(db);
 	}
