@@ -37,50 +37,19 @@ use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
 
-my $libfaketime;
-for my $dir (
-	'/usr/lib/x86_64-linux-gnu/faketime',
-	'/usr/lib/aarch64-linux-gnu/faketime',
-	'/usr/lib/faketime', '/usr/local/lib/faketime')
-{
-	if (-e "$dir/libfaketime.so.1")
-	{
-		$libfaketime = "$dir/libfaketime.so.1";
-		last;
-	}
-}
 plan skip_all => 'libfaketime is not installed (Debian package "faketime")'
-  unless defined $libfaketime;
+  unless defined libfaketime();
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir();
 my $clock_file = "$tempdir/faketime.rc";
 
-# Set the server's clock to the given number of seconds from the real
-# clock, atomically.
-sub set_clock
-{
-	my $offset = shift;
-	my $tmp = "$clock_file.tmp";
-	open my $fh, '>', $tmp or die "could not write \"$tmp\": $!";
-	printf $fh "%+.3f\n", $offset;
-	close $fh or die "could not write \"$tmp\": $!";
-	rename $tmp, $clock_file or die "could not rename \"$tmp\": $!";
-	return;
-}
-
 # Noon UTC of the real day, as an offset from the real clock.
 my $noon = floor(time() / 86400) * 86400 + 43200;
 my $offset = $noon - time();
-set_clock($offset);
+set_clock($clock_file, $offset);
 
 my $node = shardid_node('partitions');
-{
-	local $ENV{LD_PRELOAD} = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $clock_file;
-	local $ENV{FAKETIME_CACHE_DURATION} = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	$node->start;
-}
+start_faked($node, $clock_file);
 
 # Wait until the server's clock reads the given UTC day and hour.
 sub wait_for_server_time
@@ -172,7 +141,7 @@ ok($node->poll_query_until('postgres', 'SELECT count(*) > 200 FROM written'),
 
 # 3. Jump 3 days ahead.  The partitions premade 4 days ahead hold the rows.
 $offset += 3 * 86400;
-set_clock($offset);
+set_clock($clock_file, $offset);
 my $day3 = $node->safe_psql('postgres',
 	"SELECT to_char(to_timestamp($noon + 3 * 86400) AT TIME ZONE 'UTC', 'YYYY-MM-DD')");
 wait_for_server_time('3 days ahead', "$day3 12");

@@ -112,6 +112,26 @@ sub behind_fence
 	return $fence_s - Time::HiRes::time() - $seconds;
 }
 
+# With $node's clock 28 s behind its stored fence, IDs are refused (55000);
+# once the clock is past the fence they are made, and none repeats.
+sub refused_then_made
+{
+	my ($node, $clock_file, $what) = @_;
+	my $offset = behind_fence($node, 28);
+	set_clock($clock_file, $offset);
+	ok(wait_for_clock($node, $offset), "$what: the clock runs 28 s behind the fence");
+	like(
+		sql_error($node, qq{SELECT take('$what refused', 1000)}),
+		qr/^55000: system clock is \d+ ms behind the durable fence$/,
+		"$what: refused with 55000 while the clock is behind the fence");
+	$offset += 29;
+	set_clock($clock_file, $offset);
+	ok(wait_for_clock($node, $offset), "$what: the clock is past the fence again");
+	$node->safe_psql('postgres', qq{SELECT take('$what after', 200000)});
+	check_ids($node, "$what, with the clock behind");
+	return;
+}
+
 # The highest time field in the table.
 sub max_field
 {
@@ -255,18 +275,7 @@ command_ok([ 'pg_restore', '-d', $fresh->connstr('postgres'), $dump ],
 is(fence_of($fresh), $dumped_fence, 'E: the fence came with the data');
 cmp_ok(fence_of($fresh), '>=', max_field($fresh),
 	'E: the fence is past every restored ID');
-my $fresh_offset = behind_fence($fresh, 28);
-set_clock($fresh_clock, $fresh_offset);
-ok(wait_for_clock($fresh, $fresh_offset), 'E: the fresh cluster runs 28 s behind the fence');
-like(
-	sql_error($fresh, q{SELECT take('e-refused', 1000)}),
-	qr/^55000: system clock is \d+ ms behind the durable fence$/,
-	'E: refused with 55000 while the clock is behind the fence');
-$fresh_offset += 29;
-set_clock($fresh_clock, $fresh_offset);
-ok(wait_for_clock($fresh, $fresh_offset), 'E: the clock is past the fence again');
-$fresh->safe_psql('postgres', q{SELECT take('e-after', 200000)});
-check_ids($fresh, 'E: pg_dump/pg_restore with the clock behind');
+refused_then_made($fresh, $fresh_clock, 'E: pg_dump/pg_restore');
 $primary2->stop;
 
 # ---------------------------------------------------------------------
@@ -294,18 +303,7 @@ my $upgraded_clock = "$tmp/upgraded.faketime";
 set_clock($upgraded_clock, 0);
 start_faked($upgraded, $upgraded_clock);
 is(fence_of($upgraded), $fence_before_upgrade, 'F: pg_upgrade carried the fence');
-my $upgraded_offset = behind_fence($upgraded, 28);
-set_clock($upgraded_clock, $upgraded_offset);
-ok(wait_for_clock($upgraded, $upgraded_offset), 'F: the upgraded cluster runs 28 s behind the fence');
-like(
-	sql_error($upgraded, q{SELECT take('f-refused', 1000)}),
-	qr/^55000: system clock is \d+ ms behind the durable fence$/,
-	'F: refused with 55000 while the clock is behind the fence');
-$upgraded_offset += 29;
-set_clock($upgraded_clock, $upgraded_offset);
-ok(wait_for_clock($upgraded, $upgraded_offset), 'F: the clock is past the fence again');
-$upgraded->safe_psql('postgres', q{SELECT take('f-after', 200000)});
-check_ids($upgraded, 'F: pg_upgrade with the clock behind');
+refused_then_made($upgraded, $upgraded_clock, 'F: pg_upgrade');
 
 # ---------------------------------------------------------------------
 # G. One sequence, two epochs.  E2 = E1 + the time the first run took, so
