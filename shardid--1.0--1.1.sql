@@ -84,6 +84,7 @@ DECLARE
 	seqs pg_catalog.text[] := '{}';
 	kinds pg_catalog."char"[] := '{}';
 	tmpl_oids pg_catalog.oid[] := '{}';
+	target_rels pg_catalog.oid[] := '{}';
 	i pg_catalog.int4;
 	j pg_catalog.int4;
 	prefix pg_catalog.text;
@@ -174,10 +175,16 @@ BEGIN
 	  JOIN pg_catalog.pg_am AS a ON a.oid OPERATOR(pg_catalog.=) c.opcmethod
 	 WHERE a.amname OPERATOR(pg_catalog.=) 'btree' AND c.opcdefault
 	   AND c.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype;
+	-- (What a schema holds is found through pg_depend, which is indexed
+	-- on the schema; pg_class is not.)
 	FOR tbl IN
 		SELECT c.oid, c.relname, c.relkind, c.relowner
 		  FROM pg_catalog.pg_class AS c
-		 WHERE c.relnamespace OPERATOR(pg_catalog.=) tmpl_oid
+		 WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY(
+				SELECT d.objid FROM pg_catalog.pg_depend AS d
+				 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+				   AND d.refobjid OPERATOR(pg_catalog.=) tmpl_oid
+				   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass))
 		   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
 		   AND NOT c.relispartition
 		 ORDER BY c.relname
@@ -293,6 +300,11 @@ BEGIN
 
 		-- Whose is it?  An existing schema is taken as it is only when the
 		-- caller or a superuser owns it and everything in it.
+		target_rels := ARRAY(
+			SELECT d.objid FROM pg_catalog.pg_depend AS d
+			 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+			   AND d.refobjid OPERATOR(pg_catalog.=) target_oid
+			   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass);
 		FOR other IN
 			SELECT pg_catalog.pg_get_userbyid(n.nspowner) AS owner
 			  FROM pg_catalog.pg_namespace AS n
@@ -309,7 +321,7 @@ BEGIN
 		FOR other IN
 			SELECT c.relname, pg_catalog.pg_get_userbyid(c.relowner) AS owner
 			  FROM pg_catalog.pg_class AS c
-			 WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
+			 WHERE c.oid OPERATOR(pg_catalog.=) ANY (target_rels)
 			   AND NOT c.relowner OPERATOR(pg_catalog.=) ANY (trusted)
 			 ORDER BY c.relname
 			 LIMIT 1
@@ -328,7 +340,7 @@ BEGIN
 		FOR other IN
 			SELECT c.relname, c.relkind
 			  FROM pg_catalog.pg_class AS c
-			 WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
+			 WHERE c.oid OPERATOR(pg_catalog.=) ANY (target_rels)
 			   AND NOT (c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
 						AND NOT c.relispartition
 						AND c.relname OPERATOR(pg_catalog.=) ANY (tables))
@@ -358,56 +370,23 @@ BEGIN
 				HINT = 'Drop or rename the schema, or provision the shard into another schema.';
 		END LOOP;
 
+		-- Anything else in it: functions, types, operators, statistics
+		-- objects not of its tables, extensions...
 		FOR other IN
-			SELECT p.oid::pg_catalog.regprocedure::pg_catalog.text AS what
-			  FROM pg_catalog.pg_proc AS p
-			 WHERE p.pronamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'type ' OPERATOR(pg_catalog.||) t.typname::pg_catalog.text
-			  FROM pg_catalog.pg_type AS t
-			 WHERE t.typnamespace OPERATOR(pg_catalog.=) target_oid
-			   AND t.typrelid OPERATOR(pg_catalog.=) 0
-			   AND NOT EXISTS (SELECT FROM pg_catalog.pg_type AS e
-								WHERE e.oid OPERATOR(pg_catalog.=) t.typelem
-								  AND e.typrelid OPERATOR(pg_catalog.<>) 0)
-			UNION ALL
-			SELECT 'operator ' OPERATOR(pg_catalog.||) o.oid::pg_catalog.regoperator::pg_catalog.text
-			  FROM pg_catalog.pg_operator AS o WHERE o.oprnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'collation ' OPERATOR(pg_catalog.||) co.collname::pg_catalog.text
-			  FROM pg_catalog.pg_collation AS co WHERE co.collnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'conversion ' OPERATOR(pg_catalog.||) cv.conname::pg_catalog.text
-			  FROM pg_catalog.pg_conversion AS cv WHERE cv.connamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'operator class ' OPERATOR(pg_catalog.||) oc.opcname::pg_catalog.text
-			  FROM pg_catalog.pg_opclass AS oc WHERE oc.opcnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'operator family ' OPERATOR(pg_catalog.||) ofm.opfname::pg_catalog.text
-			  FROM pg_catalog.pg_opfamily AS ofm WHERE ofm.opfnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'text search configuration ' OPERATOR(pg_catalog.||) tc.cfgname::pg_catalog.text
-			  FROM pg_catalog.pg_ts_config AS tc WHERE tc.cfgnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'text search dictionary ' OPERATOR(pg_catalog.||) td.dictname::pg_catalog.text
-			  FROM pg_catalog.pg_ts_dict AS td WHERE td.dictnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'text search parser ' OPERATOR(pg_catalog.||) tp.prsname::pg_catalog.text
-			  FROM pg_catalog.pg_ts_parser AS tp WHERE tp.prsnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'text search template ' OPERATOR(pg_catalog.||) tt.tmplname::pg_catalog.text
-			  FROM pg_catalog.pg_ts_template AS tt WHERE tt.tmplnamespace OPERATOR(pg_catalog.=) target_oid
-			UNION ALL
-			SELECT 'statistics object ' OPERATOR(pg_catalog.||) se.stxname::pg_catalog.text
-			  FROM pg_catalog.pg_statistic_ext AS se
-			 WHERE se.stxnamespace OPERATOR(pg_catalog.=) target_oid
-			   AND NOT EXISTS (SELECT FROM pg_catalog.pg_class AS t
-								WHERE t.oid OPERATOR(pg_catalog.=) se.stxrelid
-								  AND t.relnamespace OPERATOR(pg_catalog.=) target_oid
-								  AND se.stxowner OPERATOR(pg_catalog.=) t.relowner)
-			UNION ALL
-			SELECT 'extension ' OPERATOR(pg_catalog.||) x.extname::pg_catalog.text
-			  FROM pg_catalog.pg_extension AS x WHERE x.extnamespace OPERATOR(pg_catalog.=) target_oid
+			SELECT CASE WHEN d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+						THEN d.objid::pg_catalog.regprocedure::pg_catalog.text
+						ELSE pg_catalog.pg_describe_object(d.classid, d.objid, 0) END AS what
+			  FROM pg_catalog.pg_depend AS d
+			 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+			   AND d.refobjid OPERATOR(pg_catalog.=) target_oid
+			   AND d.classid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_class'::pg_catalog.regclass
+			   AND NOT (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass
+						AND EXISTS (SELECT FROM pg_catalog.pg_statistic_ext AS se
+									  JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) se.stxrelid
+									 WHERE se.oid OPERATOR(pg_catalog.=) d.objid
+									   AND t.relnamespace OPERATOR(pg_catalog.=) target_oid
+									   AND se.stxowner OPERATOR(pg_catalog.=) t.relowner))
+			 ORDER BY 1
 			LIMIT 1
 		LOOP
 			RAISE EXCEPTION USING
@@ -668,6 +647,11 @@ BEGIN
 	-- privileges apply to that): no other role may hold a privilege that
 	-- lets it attach code to the shard later, CREATE on the schema or
 	-- TRIGGER on a table.
+	target_rels := ARRAY(
+		SELECT d.objid FROM pg_catalog.pg_depend AS d
+		 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+		   AND d.refobjid OPERATOR(pg_catalog.=) target_oid
+		   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass);
 	FOR other IN
 		SELECT 'schema' AS what, pg_catalog.quote_ident(n.nspname) AS objname, a.grantee, a.privilege_type
 		  FROM pg_catalog.pg_namespace AS n, pg_catalog.aclexplode(n.nspacl) AS a
@@ -678,7 +662,7 @@ BEGIN
 		UNION ALL
 		SELECT 'table', pg_catalog.format('%I.%I', target, c.relname), a.grantee, a.privilege_type
 		  FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
-		 WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
+		 WHERE c.oid OPERATOR(pg_catalog.=) ANY (target_rels)
 		   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
 		   AND a.privilege_type OPERATOR(pg_catalog.=) 'TRIGGER'
 		   AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
