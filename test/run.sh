@@ -29,7 +29,7 @@ done
 
 echo "== packages"
 install_packages make gcc rsync postgresql-15 postgresql-server-dev-15 \
-	libipc-run-perl faketime postgresql-15-plproxy gnuplot-nox \
+	libipc-run-perl faketime postgresql-15-plproxy python3-psycopg gnuplot-nox \
 	clang libclang-rt-14-dev
 
 step() {
