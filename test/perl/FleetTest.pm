@@ -11,6 +11,7 @@ use Cwd qw(abs_path);
 use File::Basename qw(dirname);
 use Exporter 'import';
 use IPC::Run;
+use Time::HiRes qw(usleep);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -18,7 +19,7 @@ use ShardidTest;
 
 our @EXPORT = qw(fleet_node connstr tool tool_start tool_finish read_map
   write_map setup_writers start_writers stop_writers writer_report
-  check_fleet fleet_objects $tool $examples $nshards);
+  check_fleet fleet_objects restart_killed $tool $examples $nshards);
 
 my $tree = abs_path(dirname(__FILE__) . '/../..');
 our $tool = "$tree/tools/shardid-fleet";
@@ -123,10 +124,11 @@ CREATE TABLE load_ctl (stop boolean NOT NULL);
 INSERT INTO load_ctl VALUES (false);
 
 -- Insert posts through the router, one a transaction, for users of the
--- given logical shards, until told to stop.  A failed insert is retried
+-- given logical shards, until told to stop, pausing between inserts if
+-- asked to.  A failed insert is retried
 -- every 10 ms for up to a minute (the router re-reads the map on every
 -- call; a shard that is being switched refuses for a moment).
-CREATE PROCEDURE load_writer(w int, shards int[]) LANGUAGE plpgsql AS $$
+CREATE PROCEDURE load_writer(w int, shards int[], pause float8 DEFAULT 0) LANGUAGE plpgsql AS $$
 DECLARE
   i bigint := 0;
   u bigint;
@@ -154,6 +156,9 @@ BEGIN
     INSERT INTO load_log (writer, id, user_id, body, attempts)
     VALUES (w, new_id, u, b, tries);
     COMMIT;
+    IF pause > 0 THEN
+      PERFORM pg_sleep(pause);
+    END IF;
   END LOOP;
 END $$;
 
@@ -184,7 +189,7 @@ END $$;
 	return;
 }
 
-# start_writers(ROUTER, [WRITER, [SHARDS...]], ...)
+# start_writers(ROUTER, [WRITER, [SHARDS...], PAUSE], ...)
 sub start_writers
 {
 	my ($router, @specs) = @_;
@@ -192,7 +197,7 @@ sub start_writers
 	my @w;
 	for my $spec (@specs)
 	{
-		my ($id, $shards) = @$spec;
+		my ($id, $shards, $pause) = @$spec;
 		my ($o, $e) = ('', '');
 		push @w,
 		  {
@@ -201,7 +206,7 @@ sub start_writers
 			err => \$e,
 			h => IPC::Run::start(
 				[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', connstr($router),
-				  '-c', "CALL load_writer($id, '{@{[ join ',', @$shards ]}}')" ],
+				  '-c', "CALL load_writer($id, '{@{[ join ',', @$shards ]}}', @{[ $pause // 0 ]})" ],
 				'>', \$o, '2>', \$e)
 		  };
 	}
@@ -254,6 +259,33 @@ sub writer_report
 }
 
 # Publications, subscriptions and replication slots of moves on a node
+# restart(NODE): start a node whose postmaster was killed with SIGKILL, once
+# the old one is gone (it stays a zombie for a moment)
+sub restart_killed
+{
+	my ($node) = @_;
+	my $pidfile = $node->data_dir . '/postmaster.pid';
+	if (open my $fh, '<', $pidfile)
+	{
+		my $pid = <$fh>;
+		close $fh;
+		chomp $pid;
+		for (1 .. 300)
+		{
+			last unless kill 0, $pid;
+			waitpid($pid, 1);
+			usleep(100_000);
+		}
+	}
+	for (1 .. 60)
+	{
+		$node->{_pid} = undef;
+		return 1 if $node->start(fail_ok => 1);
+		usleep(500_000);
+	}
+	return 0;
+}
+
 sub fleet_objects
 {
 	my ($node) = @_;
@@ -263,7 +295,7 @@ sub fleet_objects
 		     + (SELECT count(*) FROM pg_replication_slots)});
 }
 
-# check_fleet(NAME, ROUTER, MAPFILE, [DATA NODES], [SNAPSHOT TABLES]):
+# check_fleet(NAME, ROUTER, MAPFILE, [DATA NODES or [NODE, CONN]], [SNAPSHOT TABLES]):
 # every row the writers were given and every row of each snapshot is
 # readable through the router by ID, unchanged; the fleet holds each ID
 # once, on the server the map names, in the schema of the shard the ID
@@ -304,9 +336,10 @@ sub check_fleet
 	is($wrong_shard, 0, "$what: each row's ID names its user's shard");
 	my $owner = read_map($mapfile);
 	my $misplaced = 0;
-	for my $node (@$data)
+	for my $d (@$data)
 	{
-		my $c = connstr($node);
+		# a node, or a node and its connection string in the map
+		my ($node, $c) = ref $d eq 'ARRAY' ? @$d : ($d, connstr($d));
 		my $s = $node->safe_psql('postgres', q{
 			SELECT string_agg(DISTINCT substr(shard_schema, 7)::int::text, ',') FROM posts_here()});
 		$misplaced += grep { ($owner->{$_} // '') ne $c } split /,/, $s;
