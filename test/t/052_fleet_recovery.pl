@@ -8,7 +8,9 @@
 # left (publication, subscription, replication slots, the incoming copy);
 # every row of the shard's snapshot and every row a writer was given is
 # readable through the router by ID, unchanged; and no ID is stored twice
-# in the fleet.
+# in the fleet.  The template also has a table partitioned by RANGE (id),
+# whose partitions (made per shard, as a maintenance function would) move
+# with the shard.
 #
 # The tool is killed with SIGKILL at the points that SHARDID_FLEET_KILL_AT
 # names: before and after each step is recorded in the router, and inside
@@ -54,7 +56,10 @@ provision 0 63
 42   8191  $conn[2]
 EOF
 
-my ($ok, $out, $err) = tool('apply', '--api', "$examples/posts-shard-api.sql", $mapfile, "$examples/posts-template.sql");
+write_map("$dir/template.sql", PostgreSQL::Test::Utils::slurp_file("$examples/posts-template.sql") . q{
+CREATE TABLE events (id bigint PRIMARY KEY, kind text NOT NULL) PARTITION BY RANGE (id);
+});
+my ($ok, $out, $err) = tool('apply', '--api', "$examples/posts-shard-api.sql", $mapfile, "$dir/template.sql");
 ok($ok, 'apply provisions the fleet') or diag $err;
 ($ok, $out, $err) = tool('router', '--api', "$examples/posts-router-api.sql", $mapfile, $router_conn);
 ok($ok, 'router is set up') or diag $err;
@@ -66,6 +71,16 @@ $data[0]->safe_psql('postgres', qq{
 	SELECT (g % 5000) * 64 + $moved, 'snap-' || g FROM generate_series(1, 20000) g;
 	INSERT INTO shard_0009.posts (user_id, body)
 	SELECT (g % 5000) * 64 + $big, 'snap-' || g FROM generate_series(1, 300000) g;});
+for my $s ($moved, $big)
+{
+	$data[0]->safe_psql('postgres', sprintf(q{
+		CREATE TABLE shard_%04d.events_p1 PARTITION OF shard_%04d.events
+		  FOR VALUES FROM (shardid_floor('2011-01-01')) TO (shardid_floor('2040-01-01'));
+		CREATE TABLE shard_%04d.events_default PARTITION OF shard_%04d.events DEFAULT;
+		INSERT INTO shard_%04d.events (kind) SELECT 'e' || g FROM generate_series(1, 1000) g;}, ($s) x 5));
+}
+my $events5 = $data[0]->safe_psql('postgres',
+	q{SELECT md5(string_agg(tableoid::regclass || ':' || id || ':' || kind, ',' ORDER BY id)) FROM shard_0005.events});
 $router->safe_psql('postgres', qq{
 	CREATE TABLE snap5 AS SELECT * FROM shard_rows($moved);
 	CREATE TABLE snap9 AS SELECT * FROM shard_rows($big);});
@@ -112,6 +127,13 @@ sub recovered
 	is($same, $n, "$what: every row written to the shard so far ($n) is readable through the router by ID, unchanged");
 	is($router->safe_psql('postgres', qq{SELECT count(*) - count(DISTINCT id) FROM shard_rows($shard)}),
 		'0', "$what: no ID of the shard is stored twice");
+	if ($shard == $moved)
+	{
+		is( $data[$where]->safe_psql('postgres', q{
+				SELECT md5(string_agg(tableoid::regclass || ':' || id || ':' || kind, ',' ORDER BY id))
+				  FROM shard_0005.events}),
+			$events5, "$what: the partitioned table's rows are there, each in its partition");
+	}
 	return;
 }
 
