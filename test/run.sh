@@ -29,7 +29,7 @@ done
 
 echo "== packages"
 install_packages make gcc rsync postgresql-15 postgresql-server-dev-15 \
-	libipc-run-perl faketime postgresql-15-plproxy postgresql-15-partman \
+	libipc-run-perl faketime postgresql-15-plproxy postgresql-15-partman python3-psycopg \
 	clang libclang-rt-14-dev
 
 # Each suite adds how many of its tests passed and failed; a suite that

@@ -6,11 +6,16 @@
 -- one finds the logical shard's schema (shard_NNNN) and fails, rather than
 -- returning nothing, when this server does not hold the shard: the router's
 -- map may have just changed, and the caller should retry.
+--
+-- Every function runs with search_path = pg_catalog, public: no schema of
+-- another role (one named after the caller comes first on the default
+-- search_path) can stand in for a function it calls.
 
 -- The schema of logical shard s, if this server holds it.
 CREATE OR REPLACE FUNCTION posts_shard_schema(s integer)
 RETURNS text
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public
 AS $$
 DECLARE
 	nsp text := shardid_shard_schema(s);
@@ -30,6 +35,7 @@ $$;
 CREATE OR REPLACE FUNCTION insert_posts_on(shards integer[], user_ids bigint[], bodies text[])
 RETURNS TABLE (id bigint, user_id bigint, body text)
 LANGUAGE plpgsql
+SET search_path = pg_catalog, public
 AS $$
 DECLARE
 	s integer;
@@ -55,6 +61,7 @@ $$;
 CREATE OR REPLACE FUNCTION insert_post_on(shard integer, user_id bigint, body text)
 RETURNS bigint
 LANGUAGE sql
+SET search_path = pg_catalog, public
 AS $$
 	SELECT p.id FROM insert_posts_on(ARRAY[shard], ARRAY[user_id], ARRAY[body]) AS p
 $$;
@@ -62,6 +69,7 @@ $$;
 CREATE OR REPLACE FUNCTION get_post(post_id bigint)
 RETURNS TABLE (id bigint, user_id bigint, body text, posted_at timestamptz)
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public
 AS $$
 BEGIN
 	RETURN QUERY EXECUTE format(
@@ -74,6 +82,7 @@ $$;
 CREATE OR REPLACE FUNCTION get_posts(post_ids bigint[])
 RETURNS TABLE (id bigint, user_id bigint, body text, posted_at timestamptz)
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public
 AS $$
 DECLARE
 	s integer;
@@ -90,6 +99,7 @@ $$;
 CREATE OR REPLACE FUNCTION get_user_posts_on(shard integer, for_user bigint)
 RETURNS TABLE (id bigint, user_id bigint, body text, posted_at timestamptz)
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public
 AS $$
 BEGIN
 	RETURN QUERY EXECUTE format(
@@ -104,6 +114,7 @@ $$;
 CREATE OR REPLACE FUNCTION posts_here()
 RETURNS TABLE (shard_schema text, id bigint, user_id bigint, body text)
 LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, public
 AS $$
 DECLARE
 	nsp text;

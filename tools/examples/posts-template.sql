@@ -7,10 +7,12 @@
 -- its "id" column a sequence of its own and the default
 -- shardid_next(<shard>, '<schema>.<table>_id_seq').
 --
--- Rules for a template: ordinary tables only, each with a plain bigint
--- column "id" (no identity, no default needed).  Foreign keys are not
--- copied by LIKE; keep references inside one shard and check them in the
--- application, or add them per shard afterwards.
+-- Rules for a template: plain SQL (no psql commands); ordinary tables, or
+-- tables partitioned by RANGE (id) (each shard gets the partitioned parent,
+-- without partitions), each with a plain bigint column "id" (no identity,
+-- no default needed).  Foreign keys are not copied by LIKE; keep references
+-- inside one shard and check them in the application, or add them per
+-- shard afterwards.  See docs/fleet.md.
 
 CREATE TABLE posts (
 	id bigint PRIMARY KEY,

@@ -1,0 +1,417 @@
+# test/t/051_fleet_security.pl: the findings of the security review of the
+# fleet tool, each run as its repro and checked for the safe outcome: no
+# role gains privileges, nothing someone else made is adopted, and the map
+# file and the router stay consistent.
+#
+#  1  SQL injection through table names in a move
+#  2  search_path hijack of apply, and of CREATE EXTENSION without SCHEMA
+#  3  router adopting a pre-created shardid_fleet or plproxy schema
+#  4  provisioning taking a pre-created, booby-trapped shard schema
+#  5  a move that fails after the router switch splitting the shard; stale
+#     map files; two runs at once
+#  6  the map file's mode and temporary name; passwords on command lines and
+#     in output; backslashes in connection strings; all 8,192 shards
+#     provisioned under the default max_locks_per_transaction
+#
+# mallory is an ordinary role with CREATE on every database.  Before the
+# tool first runs she plants, in a schema named after the operator's role
+# (first on the default search_path, after pg_catalog), functions and
+# operators that would make her a superuser if the operator's session ever
+# called them: shardid's functions by their unqualified names, and = for
+# oid and regnamespace, which pg_catalog has only through a cast.
+
+use strict;
+use warnings;
+
+use Fcntl qw(:flock);
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use FindBin;
+use lib "$FindBin::RealBin/../perl";
+use ShardidTest;
+use FleetTest;
+
+my $secret = 'fleet-secret-42';
+
+my @data;
+for my $i (1 .. 3)
+{
+	my $node = fleet_node("data$i");
+	$node->start;
+	push @data, $node;
+}
+my $router = fleet_node('router');
+$router->start;
+my @all = (@data, $router);
+
+# Connection strings carry a password (trust authentication ignores it):
+# it must never show in output or on a command line.  Server 3's has a
+# backslash (libpq reads application_name=fleet\x as "fleetx"), which the
+# bash tool's awk mangled.
+my @conn = map { connstr($_) . " password=$secret" } @data;
+$conn[2] .= ' application_name=fleet\x';
+my $router_conn = connstr($router) . " password=$secret";
+my $operator = $router->safe_psql('postgres', 'SELECT current_user');
+
+my $dir = PostgreSQL::Test::Utils::tempdir;
+my $mapfile = "$dir/fleet.map";
+write_map($mapfile, <<"EOF");
+# logical shard ranges -> data servers, for 051_fleet_security.pl
+provision 0 63
+0    20    $conn[0]
+21   41    $conn[1]
+42   8191  $conn[2]
+EOF
+chmod 0600, $mapfile;
+
+# every run of the tool in this test: no password in what it prints
+my $leaks = 0;
+sub run_tool
+{
+	my ($ok, $out, $err) = tool(@_);
+	$leaks++ if ($out . $err) =~ /\Q$secret\E/;
+	return ($ok, $out, $err);
+}
+
+# mallory, and her traps on every server
+for my $node (@all)
+{
+	$node->safe_psql('postgres', qq{
+		CREATE ROLE mallory LOGIN;
+		GRANT CREATE ON DATABASE postgres TO mallory;
+		SET ROLE mallory;
+		CREATE SCHEMA "$operator";
+		CREATE FUNCTION "$operator".pwn() RETURNS boolean LANGUAGE plpgsql AS \$\$
+		BEGIN
+		  IF current_user <> 'mallory' THEN
+		    ALTER ROLE mallory SUPERUSER;
+		  END IF;
+		  RETURN true;
+		END \$\$;
+		CREATE FUNCTION "$operator".shardid_provision_shard(integer, text)
+		  RETURNS TABLE (kind text, name text, action text) LANGUAGE sql
+		  AS \$\$ SELECT 'schema', 'x', 'created' WHERE "$operator".pwn() \$\$;
+		CREATE FUNCTION "$operator".shardid_provision_shard(integer, text, text)
+		  RETURNS TABLE (kind text, name text, action text) LANGUAGE sql
+		  AS \$\$ SELECT 'schema', 'x', 'created' WHERE "$operator".pwn() \$\$;
+		CREATE FUNCTION "$operator".shardid_shard_schema(integer) RETURNS text LANGUAGE sql
+		  AS \$\$ SELECT 'x' WHERE "$operator".pwn() \$\$;
+		CREATE FUNCTION "$operator".eq(oid, regnamespace) RETURNS boolean LANGUAGE sql
+		  AS \$\$ SELECT "$operator".pwn() AND \$1 OPERATOR(pg_catalog.=) \$2::oid \$\$;
+		CREATE OPERATOR "$operator".= (LEFTARG = oid, RIGHTARG = regnamespace, FUNCTION = "$operator".eq);
+		});
+}
+
+sub mallory_is_superuser
+{
+	return join ',', map { $_->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}) } @all;
+}
+
+#
+# Finding 4, through apply: mallory pre-creates shard_0007 on server 1
+# with a matching posts table, the matching default and a BEFORE INSERT
+# trigger that calls her function.
+#
+$data[0]->safe_psql('postgres', qq{
+	SET ROLE mallory;
+	CREATE SCHEMA shard_0007;
+	CREATE SEQUENCE shard_0007.posts_id_seq;
+	CREATE TABLE shard_0007.posts (
+	  id bigint PRIMARY KEY,
+	  user_id bigint NOT NULL,
+	  body text NOT NULL,
+	  posted_at timestamptz NOT NULL DEFAULT now());
+	CREATE FUNCTION "$operator".trg() RETURNS trigger LANGUAGE plpgsql AS \$\$
+	BEGIN PERFORM "$operator".pwn(); RETURN NEW; END \$\$;
+	CREATE TRIGGER pwn BEFORE INSERT ON shard_0007.posts FOR EACH ROW EXECUTE FUNCTION "$operator".trg();
+	});
+
+my ($ok, $out, $err) = run_tool('apply', '--api', "$examples/posts-shard-api.sql",
+	$mapfile, "$examples/posts-template.sql");
+ok(!$ok, "finding 4: apply refuses server 1, where mallory pre-created shard_0007");
+like($err, qr/42501: schema "shard_0007" is owned by role "mallory"/, 'finding 4: naming the schema and its owner');
+is($data[0]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname ~ '^shard_' AND nspname <> 'shard_0007'}),
+	'0', 'finding 4: nothing was provisioned on server 1');
+is(mallory_is_superuser(), 'f,f,f,f', 'finding 4: mallory is not a superuser anywhere');
+$data[0]->safe_psql('postgres', 'DROP SCHEMA shard_0007 CASCADE');
+
+#
+# Finding 2: apply on servers where mallory's schema comes first on the
+# operator's default search_path, and the extension does not exist yet.
+#
+($ok, $out, $err) = run_tool('apply', '--api', "$examples/posts-shard-api.sql",
+	$mapfile, "$examples/posts-template.sql");
+ok($ok, 'finding 2: apply provisions the fleet past mallory\'s traps') or diag $err;
+like($out, qr/logical shards 0-20 \(21\): created 21 schemas/, 'finding 2: with the real shardid_provision_shard');
+for my $i (0 .. 2)
+{
+	is( $data[$i]->safe_psql('postgres', q{
+			SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+			 WHERE e.extname = 'shardid'}),
+		'public', 'finding 2: server ' . ($i + 1) . ' has extension shardid in public, not in mallory\'s schema');
+}
+like($out, qr/\Qhost=\E.*\Qpassword=********\E/, 'finding 6: connection strings are printed with the password masked');
+like($out, qr/logical shards 42-63 \(22\): created 22 schemas/,
+	'finding 6: the server whose connection string has a backslash gets its 22 shards');
+($ok, $out, $err) = run_tool('check', $mapfile);
+ok($ok, 'finding 6: check passes') or diag $out . $err;
+like($out, qr/application_name=fleet\\x: 8150 logical shards, provisioned: 42-63/,
+	'finding 6: check counts the shards of the server whose connection string has a backslash');
+
+($ok, $out, $err) = run_tool('router', '--api', "$examples/posts-router-api.sql", $mapfile, $router_conn);
+ok($ok, 'finding 2: router is set up past mallory\'s traps') or diag $err;
+is(mallory_is_superuser(), 'f,f,f,f', 'finding 2: mallory is not a superuser anywhere');
+setup_writers($router, @data);
+$router->safe_psql('postgres', q{
+	INSERT INTO load_log (writer, id, user_id, body, attempts)
+	SELECT 0, insert_post(g, 'post-' || g), g, 'post-' || g, 1 FROM generate_series(0, 2999) g});
+
+#
+# Finding 1: mallory, with CREATE on shard_0005, makes a table whose name
+# closes the bash tool's quoting.  The move refuses the shard: its apply
+# worker would run her table's code as a superuser on the new server.
+#
+my $evil = q{')t(x);ALTER ROLE mallory SUPERUSER;--};
+my $version = $router->safe_psql('postgres', q{SELECT version FROM shardid_fleet.cluster});
+$data[0]->safe_psql('postgres', qq{
+	GRANT USAGE, CREATE ON SCHEMA shard_0005 TO mallory;
+	SET ROLE mallory;
+	CREATE TABLE shard_0005."$evil" (id bigint PRIMARY KEY);
+	INSERT INTO shard_0005."$evil" VALUES (1);});
+($ok, $out, $err) = run_tool('move', $mapfile, $router_conn, 5, $conn[1]);
+ok(!$ok, 'finding 1: the move refuses a shard that another role may create objects in');
+like($err, qr/lets "mallory" create objects in it/, 'finding 1: naming the role');
+$data[0]->safe_psql('postgres', 'REVOKE CREATE ON SCHEMA shard_0005 FROM mallory');
+($ok, $out, $err) = run_tool('move', $mapfile, $router_conn, 5, $conn[1]);
+ok(!$ok, 'finding 1: the move refuses a shard with a table owned by another role');
+like($err, qr/is owned by role "mallory"; the new server would apply its rows as a superuser/,
+	'finding 1: naming the owner');
+is(mallory_is_superuser(), 'f,f,f,f', 'finding 1: mallory is not a superuser anywhere');
+is($router->safe_psql('postgres', q{SELECT version FROM shardid_fleet.cluster}), $version,
+	'finding 1: the router map is unchanged');
+is(read_map($mapfile)->{5}, $conn[0], 'finding 1: the map file is unchanged');
+is($data[1]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0005'}),
+	'0', 'finding 1: nothing was copied to server 2');
+is(fleet_objects($data[0]) + fleet_objects($data[1]), 0, 'finding 1: no publication, subscription or slot was made');
+
+# The same names made by the operator are moved as they are: names are
+# identifiers, never SQL.
+$data[0]->safe_psql('postgres', qq{
+	DROP TABLE shard_0005."$evil";
+	CREATE TABLE shard_0005."$evil" (id bigint PRIMARY KEY, note text);
+	CREATE TABLE shard_0005."new
+line" (id bigint PRIMARY KEY);
+	INSERT INTO shard_0005."$evil" VALUES (1, 'quote''s'), (2, E'back\\\\slash');
+	INSERT INTO shard_0005."new
+line" VALUES (3);});
+
+# finding 6: the children (pg_dump, psql) get no password on their command
+# line: it is in their environment
+my $spy = "$dir/spybin";
+mkdir $spy;
+my $bindir = $router->config_data('--bindir');
+for my $prog ('pg_dump', 'psql')
+{
+	open my $fh, '>', "$spy/$prog" or die;
+	print $fh "#!/bin/sh\nprintf '%s\\n' \"argv: \$0 \$*\" \"env: PGPASSWORD=\${PGPASSWORD-unset}\" >>'$spy/spy.log'\n"
+	  . "exec '$bindir/$prog' \"\$@\"\n";
+	close $fh;
+	chmod 0755, "$spy/$prog";
+}
+my @before = sort glob("$dir/.* $dir/*");
+($ok, $out, $err) = run_tool({ PG_BINDIR => $spy }, 'move', $mapfile, $router_conn, 5, $conn[1]);
+ok($ok, 'finding 1: the shard with those tables moves') or diag $err;
+is( $data[1]->safe_psql('postgres', qq{
+		SELECT string_agg(c.relname || '=' || c.relkind::text, ' / ' ORDER BY c.relname)
+		  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		 WHERE n.nspname = 'shard_0005' AND c.relkind = 'r'}),
+	"$evil=r / new\nline=r / posts=r", 'finding 1: the tables arrive under their own names');
+is( $data[1]->safe_psql('postgres', qq{SELECT string_agg(id || ':' || note, ',' ORDER BY id) FROM shard_0005."$evil"}),
+	"1:quote's,2:back\\slash", 'finding 1: with their rows');
+is(mallory_is_superuser(), 'f,f,f,f', 'finding 1: mallory is not a superuser anywhere');
+my $spylog = PostgreSQL::Test::Utils::slurp_file("$spy/spy.log");
+like($spylog, qr/argv: \S*pg_dump .*--schema-only/, 'finding 6: the move ran pg_dump');
+unlike(join("\n", grep { /^argv:/ } split /\n/, $spylog), qr/\Q$secret\E/,
+	'finding 6: no password on the command line of pg_dump or psql');
+like($spylog, qr/env: PGPASSWORD=\Q$secret\E/, 'finding 6: they get it in their environment');
+is(sprintf('%o', (stat $mapfile)[2] & 07777), '600', 'finding 6: the rewritten map file keeps its mode 600');
+is(join(',', sort glob("$dir/.* $dir/*")), join(',', @before), 'finding 6: no temporary file is left next to it');
+$data[1]->safe_psql('postgres', qq{DROP TABLE shard_0005."$evil", shard_0005."new\nline"});
+$data[0]->safe_psql('postgres', q{
+	DO $$ DECLARE s name; BEGIN
+	  FOR s IN SELECT nspname FROM pg_namespace WHERE nspname ~ '_retired_' LOOP
+	    EXECUTE format('DROP SCHEMA %I CASCADE', s);
+	  END LOOP; END $$;});
+
+# an error that names a connection string masks its password
+($ok, $out, $err) = run_tool('move', $mapfile, $router_conn, 6, "host=/nonexistent port=1 password=$secret");
+ok(!$ok, 'finding 6: a move to a server that cannot be reached fails');
+like($err, qr/password=\*{8}/, 'finding 6: and its message masks the password');
+
+#
+# Finding 3: the router adopts nothing.  mallory pre-creates
+# shardid_fleet.cluster and shardid_fleet.map in a new router database.
+#
+$router->safe_psql('postgres', q{CREATE DATABASE router2; GRANT CREATE ON DATABASE router2 TO mallory;});
+my $router2 = connstr($router, 'router2');
+$router->safe_psql('router2', q{
+	SET ROLE mallory;
+	CREATE SCHEMA shardid_fleet;
+	CREATE TABLE shardid_fleet.cluster (name text PRIMARY KEY, version integer NOT NULL,
+	                                    changed_at timestamptz NOT NULL DEFAULT now());
+	CREATE TABLE shardid_fleet.map (cluster text NOT NULL REFERENCES shardid_fleet.cluster,
+	                                first_shard integer NOT NULL, last_shard integer NOT NULL,
+	                                connstr text NOT NULL, PRIMARY KEY (cluster, first_shard));});
+($ok, $out, $err) = run_tool('router', $mapfile, $router2);
+ok(!$ok, 'finding 3: router refuses a shardid_fleet schema that mallory made');
+like($err, qr/schema "shardid_fleet" .* is owned by role "mallory"/, 'finding 3: naming its owner');
+is( $router->safe_psql('router2', q{
+		SELECT string_agg(c.relname || ':' || pg_get_userbyid(c.relowner), ',' ORDER BY c.relname)
+		  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		 WHERE n.nspname = 'shardid_fleet' AND c.relkind = 'r'}),
+	'cluster:mallory,map:mallory', 'finding 3: her tables are left as they were');
+is($router->safe_psql('router2', q{SELECT (SELECT count(*) FROM shardid_fleet.cluster) + (SELECT count(*) FROM shardid_fleet.map)}),
+	'0', 'finding 3: and hold no map');
+is($router->safe_psql('router2', q{SELECT count(*) FROM pg_extension WHERE extname = 'plproxy'}),
+	'0', 'finding 3: nothing was created');
+
+# her own PL/Proxy configuration, sending every shard to her server
+$router->safe_psql('router2', q{
+	DROP SCHEMA shardid_fleet CASCADE;
+	SET ROLE mallory;
+	CREATE SCHEMA plproxy;
+	CREATE FUNCTION plproxy.get_cluster_partitions(cluster_name text) RETURNS SETOF text
+	  LANGUAGE sql AS $$ SELECT 'host=mallory.example' FROM generate_series(1, 8192) $$;});
+($ok, $out, $err) = run_tool('router', $mapfile, $router2);
+ok(!$ok, 'finding 3: router refuses a plproxy schema that mallory made');
+like($err, qr/schema "plproxy" .* is owned by role "mallory"/, 'finding 3: naming its owner');
+is($router->safe_psql('router2', q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shardid_fleet'}),
+	'0', 'finding 3: nothing was created');
+
+# a foreign server of the cluster's name would override the functions
+$router->safe_psql('router2', q{
+	DROP SCHEMA plproxy CASCADE;
+	CREATE EXTENSION plproxy;
+	CREATE SERVER shardid FOREIGN DATA WRAPPER plproxy OPTIONS (partition_0 'host=mallory.example');});
+($ok, $out, $err) = run_tool('router', $mapfile, $router2);
+ok(!$ok, 'finding 3: router refuses a foreign server named like the cluster');
+like($err, qr/has a foreign server named "shardid"/, 'finding 3: saying why');
+$router->safe_psql('router2', q{DROP SERVER shardid;});
+($ok, $out, $err) = run_tool('router', $mapfile, $router2);
+ok($ok, 'finding 3: with those gone, router sets up router2') or diag $err;
+is( $router->safe_psql('router2', q{
+		SELECT has_schema_privilege('mallory', 'shardid_fleet', 'CREATE')
+		    OR has_schema_privilege('mallory', 'plproxy', 'CREATE')
+		    OR has_table_privilege('mallory', 'shardid_fleet.map', 'INSERT, UPDATE, DELETE, TRIGGER')}),
+	'f', 'finding 3: mallory can change nothing of it');
+is(mallory_is_superuser(), 'f,f,f,f', 'finding 3: mallory is not a superuser anywhere');
+
+#
+# Finding 5: a move cannot leave the shard split.
+#
+# (a) the map file's directory is not writable: the move refuses before
+# changing anything
+my $ro = "$dir/ro";
+mkdir $ro;
+PostgreSQL::Test::Utils::append_to_file("$ro/fleet.map", PostgreSQL::Test::Utils::slurp_file($mapfile));
+chmod 0555, $ro;
+$version = $router->safe_psql('postgres', q{SELECT version FROM shardid_fleet.cluster});
+($ok, $out, $err) = run_tool('move', "$ro/fleet.map", $router_conn, 6, $conn[1]);
+ok(!$ok, 'finding 5: a move whose map file cannot be rewritten is refused');
+like($err, qr/cannot create a file in the directory of map file/, 'finding 5: saying why');
+is($router->safe_psql('postgres', q{SELECT version FROM shardid_fleet.cluster}), $version,
+	'finding 5: the router is unchanged');
+is($router->safe_psql('postgres', q{SELECT count(*) FROM shardid_fleet.moves WHERE state NOT IN ('done', 'aborted')}),
+	'0', 'finding 5: no move was started');
+is(fleet_objects($data[0]) + fleet_objects($data[1]), 0, 'finding 5: nothing was made on the servers');
+chmod 0755, $ro;
+
+# (b) the tool dies right after the router switch, before the map file is
+# rewritten; a stale copy of the map file is kept as well
+PostgreSQL::Test::Utils::append_to_file("$dir/stale.map", PostgreSQL::Test::Utils::slurp_file($mapfile));
+($ok, $out, $err) = run_tool({ SHARDID_FLEET_KILL_AT => 'after:switched' }, 'move', $mapfile, $router_conn, 6, $conn[1]);
+ok(!$ok, 'finding 5: the move is killed after the router switch');
+is(read_map($mapfile)->{6}, $conn[0], 'finding 5: the map file still says server 1');
+is($router->safe_psql('postgres', q{SELECT (array_agg(c))[7] FROM plproxy.get_cluster_partitions('shardid') c}),
+	$conn[1], 'finding 5: the router says server 2');
+($ok, $out, $err) = run_tool('status', $mapfile, $router_conn);
+ok(!$ok, 'finding 5: status reports the inconsistency');
+like($out, qr/move in flight: logical shard 6 .* step switched/, 'finding 5: and the move in flight');
+($ok, $out, $err) = run_tool('apply', $mapfile, "$examples/posts-template.sql");
+ok(!$ok, 'finding 5: apply with that map file refuses');
+like($err, qr/logical shard 6 is on .* but the map file puts it on .*out of date/, 'finding 5: saying why');
+($ok, $out, $err) = run_tool('router', $mapfile, $router_conn);
+ok(!$ok, 'finding 5: router with that map file refuses');
+like($err, qr/logical shard 6 of cluster "shardid" is being moved/, 'finding 5: naming the unfinished move');
+is($data[0]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0006'}),
+	'0', 'finding 5: no empty shard_0006 was made on server 1');
+($ok, $out, $err) = run_tool('move', '--abort', $mapfile, $router_conn);
+ok(!$ok, 'finding 5: a move past the router switch cannot be aborted');
+like($err, qr/can only be finished/, 'finding 5: only finished');
+($ok, $out, $err) = run_tool('move', '--resume', $mapfile, $router_conn);
+ok($ok, 'finding 5: move --resume finishes it') or diag $err;
+is(read_map($mapfile)->{6}, $conn[1], 'finding 5: the map file now says server 2');
+($ok, $out, $err) = run_tool('status', $mapfile, $router_conn);
+ok($ok, 'finding 5: status is consistent') or diag $out;
+# the stale copy, as in the review: apply then router
+($ok, $out, $err) = run_tool('apply', "$dir/stale.map", "$examples/posts-template.sql");
+ok(!$ok, 'finding 5: apply with the stale map refuses');
+like($err, qr/logical shard 6 is on /, 'finding 5: naming the shard');
+($ok, $out, $err) = run_tool('router', "$dir/stale.map", $router_conn);
+ok(!$ok, 'finding 5: router with the stale map refuses');
+like($err, qr/routes logical shard 6 to .* which does not hold it/, 'finding 5: naming the shard');
+is($data[0]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0006'}),
+	'0', 'finding 5: still no shard_0006 on server 1');
+check_fleet('finding 5', $router, $mapfile, [ map { [ $data[$_], $conn[$_] ] } 0 .. 2 ]);
+
+# (c) two runs at once: the map file is locked for the whole run, and the
+# router keeps one move of a cluster at a time
+open my $lock, '<', $mapfile or die;
+flock($lock, LOCK_EX) or die;
+($ok, $out, $err) = run_tool('move', $mapfile, $router_conn, 7, $conn[1]);
+ok(!$ok, 'finding 5: a move while another run holds the map file is refused');
+like($err, qr/is locked by another shardid-fleet run/, 'finding 5: saying so');
+close $lock;
+($ok, $out, $err) = run_tool({ SHARDID_FLEET_KILL_AT => 'after:subscription' }, 'move', $mapfile, $router_conn, 7, $conn[1]);
+ok(!$ok, 'finding 5: a move of shard 7 is killed halfway');
+($ok, $out, $err) = run_tool('move', $mapfile, $router_conn, 8, $conn[1]);
+ok(!$ok, 'finding 5: another move is refused while it is unfinished');
+like($err, qr/logical shard 7 of cluster "shardid" is being moved/, 'finding 5: naming the unfinished move');
+($ok, $out, $err) = run_tool('move', '--abort', $mapfile, $router_conn);
+ok($ok, 'finding 5: move --abort undoes it') or diag $err;
+is(fleet_objects($data[0]) + fleet_objects($data[1]), 0, 'finding 5: nothing of it is left on the servers');
+is($data[1]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0007'}),
+	'0', 'finding 5: nor its copy');
+check_fleet('after the abort', $router, $mapfile, [ map { [ $data[$_], $conn[$_] ] } 0 .. 2 ]);
+is(mallory_is_superuser(), 'f,f,f,f', 'mallory is not a superuser anywhere');
+is($leaks, 0, 'finding 6: no run of the tool printed the password');
+
+#
+# Finding 6: all 8,192 shards on one server, under the default
+# max_locks_per_transaction (64): apply commits in batches.
+#
+my $big = shardid_node('big');
+$big->start;
+is($big->safe_psql('postgres', 'SHOW max_locks_per_transaction'), '64', 'the big server has the default max_locks_per_transaction');
+write_map("$dir/big.map", "0 8191 " . connstr($big) . "\n");
+write_map("$dir/big-template.sql", "CREATE TABLE t (id bigint PRIMARY KEY);\n");
+my $t0 = time;
+($ok, $out, $err) = run_tool('apply', "$dir/big.map", "$dir/big-template.sql");
+ok($ok, 'finding 6: apply provisions all 8,192 logical shards on one server') or diag $err;
+note 'apply of 8,192 shards took ' . (time - $t0) . ' s';
+like($out, qr/logical shards 0-8191 \(8192\): created 8192 schemas, 8192 tables, 8192 sequences/,
+	'finding 6: every one of them');
+is($big->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname ~ '^shard_[0-9]{4}$'}),
+	'8192', 'finding 6: 8,192 shard schemas');
+if ($ENV{SHARDID_LONG_TESTS})
+{
+	$t0 = time;
+	($ok, $out, $err) = run_tool('apply', "$dir/big.map", "$dir/big-template.sql");
+	like($out, qr/logical shards 0-8191 \(8192\): all complete, nothing created/, 'finding 6: a rerun finds them complete');
+	note 'the rerun took ' . (time - $t0) . ' s';
+}
+
+$_->stop for @all, $big;
+done_testing();
