@@ -205,7 +205,7 @@ check_sequence(Oid seqid)
 	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
 	char		relkind;
 
-	if (checked->seqid == seqid && checked->lxid == MyProc->lxid &&
+	if (checked->seqid == seqid && checked->lxid == shardid_my_lxid() &&
 		OidIsValid(seqid))
 		return;
 
@@ -233,7 +233,7 @@ remember_sequence(Oid seqid)
 	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
 
 	checked->seqid = seqid;
-	checked->lxid = MyProc->lxid;
+	checked->lxid = shardid_my_lxid();
 }
 
 /*

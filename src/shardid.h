@@ -11,11 +11,12 @@
 #define SHARDID_H
 
 #include "codec.h"
+#include "compat.h"
 
 /* shardid.c: raise the error for a codec status; never returns */
-extern SHARDID_INTERNAL void shardid_report(ShardidStatus status, int64 unix_ms,
-						   int64 epoch_ms, int64 shard, int64 seq)
-			pg_attribute_noreturn();
+pg_noreturn extern SHARDID_INTERNAL void shardid_report(ShardidStatus status,
+											int64 unix_ms, int64 epoch_ms,
+											int64 shard, int64 seq);
 
 /* guard.c */
 extern SHARDID_INTERNAL void shardid_guard_define(void);
