@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/run.sh: build shardid with -Wall -Wextra -Werror, install it into a
-# private copy of the system's PostgreSQL 15 (under /tmp, removed
+# private copy of the system's PostgreSQL (under /tmp, removed
 # afterwards; the system's installation is not touched), and run every
 # test suite against real servers:
 #   unit      the pure codec and rule in C (test/unit)
@@ -9,6 +9,9 @@
 #   tap       TAP tests in test/t (each starts the servers it needs)
 # Exits non-zero if anything fails; prints regression.diffs when pg_regress
 # or the isolation tester fails.  Stops every server it started.
+#
+# PostgreSQL major version: PG_MAJOR (default: the newest server installed;
+# test/matrix.sh runs the suite on each supported version).
 #
 # Usage: bash test/run.sh [--tap test/t/NAME.pl ...] [--skip-tap]
 set -euo pipefail
@@ -28,9 +31,9 @@ while [ $# -gt 0 ]; do
 done
 
 echo "== packages"
-install_packages make gcc rsync postgresql-15 postgresql-server-dev-15 \
-	libipc-run-perl faketime postgresql-15-plproxy gnuplot-nox \
-	clang libclang-rt-14-dev
+install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
+	libipc-run-perl faketime postgresql-$PG_MAJOR-plproxy gnuplot-nox \
+	clang libclang-rt-dev
 
 step() {
 	local name=$1
