@@ -174,10 +174,15 @@ root_leave_all() {
 }
 
 # copy_tree SRC DEST: copy the source tree SRC to DEST without build
-# products or .git: the files git tracks, and new files it does not ignore.
+# products or .git: the files git tracks, and new files it does not ignore
+# (outside a git checkout: everything but what .gitignore names).
 copy_tree() {
 	local src=$1 dest=$2
 	mkdir -p "$dest"
+	if ! git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		rsync -a --exclude .git --exclude-from="$src/.gitignore" "$src"/ "$dest"/
+		return
+	fi
 	(cd "$src" && git ls-files -z --cached --others --exclude-standard |
 		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done) |
 		rsync -a --from0 --files-from=- "$src"/ "$dest"/
