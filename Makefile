@@ -36,7 +36,13 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # PGXS does not track headers: rebuild every object when one changes.
-$(OBJS): $(wildcard src/*.h)
+$(OBJS): $(wildcard $(srcdir)/src/*.h)
+
+# Out of tree (make -f SRCDIR/Makefile VPATH=SRCDIR, as pg_buildext builds),
+# the objects go to src/ of the build directory, which must exist.
+ifdef VPATH
+$(shell mkdir -p src)
+endif
 
 # The TAP tests alone (test/run.sh runs them as the cluster owner).
 .PHONY: tapcheck

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # demo/run.sh: shardid's main job on an embedded default.
 #
-# Builds shardid into a private copy of PostgreSQL 15 (the system's
+# Builds shardid into a private copy of PostgreSQL $PG_MAJOR (the system's
 # installation is not touched), starts a throwaway cluster with it preloaded, lays out
 # four logical shards as schemas with a posts table whose id defaults to
 # shardid_next, inserts posts for several users, prints each ID beside its
@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 . test/cluster.sh
 
-install_packages make gcc rsync postgresql-15 postgresql-server-dev-15
+install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR
 
 work=$(mktemp -d /tmp/shardid-demo.XXXXXX)
 chmod 755 "$work"

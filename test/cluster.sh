@@ -12,7 +12,16 @@
 # to the postgres OS user; as anyone else it belongs to that user.  Servers
 # listen on a Unix socket in the cluster's directory and on 127.0.0.1 only.
 
-PG_MAJOR=${PG_MAJOR:-15}
+# PG_MAJOR: the PostgreSQL major version to use; by default the newest one
+# whose server is installed (on Debian 12, 15), else the Debian release's
+# default version.
+if [ -z "${PG_MAJOR:-}" ]; then
+	PG_MAJOR=$(ls -d /usr/lib/postgresql/*/bin/postgres 2>/dev/null |
+		sed -E 's,^/usr/lib/postgresql/([0-9]+)/.*,\1,' | sort -n | tail -n 1)
+	[ -n "$PG_MAJOR" ] || PG_MAJOR=$(apt-cache depends postgresql 2>/dev/null |
+		sed -nE 's/^ *Depends: postgresql-([0-9]+)$/\1/p' | head -n 1)
+	[ -n "$PG_MAJOR" ] || { echo "no PostgreSQL server found: set PG_MAJOR" >&2; return 1; }
+fi
 PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/$PG_MAJOR/bin}
 
 # private_install DIR: copy the system's PostgreSQL $PG_MAJOR into DIR,

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# test/package.sh: build the Debian package postgresql-NN-shardid for each
+# PostgreSQL major version, check it with lintian, and test it as a user
+# gets it: installed with apt into a clean Debian root, then the regression
+# and isolation suites (debian/tests/installcheck, as autopkgtest runs it)
+# against the installed files, from a source tree that was never built.
+#
+#   15  built on this host (Debian 12), tested in a clean bookworm root
+#   17  built and tested in trixie roots
+#   18  built and tested in forky roots
+#
+# Each build and each test runs in a fresh overlay on the cached root (see
+# test/roots.sh), which holds PostgreSQL and the build tools but never a
+# build of shardid.  The packages, with their .changes and build logs, go
+# to DIR/NN/ (default: $SHARDID_MATRIX_CACHE/packages, that is
+# /var/tmp/shardid-matrix/packages); nothing is written into this tree.
+#
+# Usage: bash test/package.sh [--versions "15 17 18"] [--out DIR] [--cache DIR]
+#
+# Run as root.  Closes with "package: N passed, N failed", counting per
+# version the build, lintian, and the installed-package test.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+
+versions="15 17 18"
+host_version=15
+out=""
+while [ $# -gt 0 ]; do
+	case $1 in
+		--versions) versions=$2; shift 2 ;;
+		--out) out=$2; shift 2 ;;
+		--cache) SHARDID_MATRIX_CACHE=$2; shift 2 ;;
+		*) sed -n '/^# Usage/p' "$0" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" = 0 ] || { echo "test/package.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
+. test/roots.sh
+. test/cluster.sh
+out=${out:-$MATRIX_CACHE/packages}
+install_packages mmdebstrap rsync lintian dpkg-dev debhelper postgresql-all
+
+# The upstream version: the Debian version less its revision.
+debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
+upver=${debver%-*}
+arch=$(dpkg --print-architecture)
+
+mkdir -p "$MATRIX_CACHE"
+run=$(mktemp -d "$MATRIX_CACHE/run.XXXXXX")
+trap 'root_leave_all; rm -rf "$run"' EXIT
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+summary=()
+step() {
+	local name=$1
+	shift
+	local started=$SECONDS
+	echo "== $name"
+	if "$@"; then
+		passed=$((passed + 1))
+		summary+=("ok     $name ($((SECONDS - started)) s)")
+	else
+		failed=$((failed + 1))
+		summary+=("FAILED $name ($((SECONDS - started)) s)")
+		echo "FAILED: $name"
+	fi
+}
+
+# prepare DIR: DIR/shardid-UPVER is the source tree without build products,
+# beside the upstream tarball dpkg-source wants (the tree less debian/).
+prepare() {
+	local dir=$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	copy_tree "$here" "$dir/shardid-$upver"
+	tar -C "$dir" --exclude="shardid-$upver/debian" --sort=name --owner=0 --group=0 \
+		-czf "$dir/shardid_$upver.orig.tar.gz" "shardid-$upver"
+}
+
+# build V: dpkg-buildpackage -us -uc, on the host for its own version, else
+# in the version's root; the results go to $out/V.
+build() {
+	local v=$1 dest=$out/$1 dir log
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	log=$dest/build.log
+	if [ "$v" = "$host_version" ]; then
+		dir=$run/build-$v
+		prepare "$dir"
+		# debian/control is made from control.in for the versions installed
+		(cd "$dir/shardid-$upver" && pg_buildext updatecontrol &&
+			dpkg-buildpackage -us -uc) >"$log" 2>&1 ||
+			{ tail -n 40 "$log"; return 1; }
+	else
+		dir=$run/root-build-$v
+		root_enter "$v" "$dir" || return 1
+		prepare "$dir/root/build"
+		root_run "$dir" sh -c "cd /build/shardid-$upver && pg_buildext updatecontrol &&
+			dpkg-buildpackage -us -uc" >"$log" 2>&1 ||
+			{ tail -n 40 "$log"; root_leave "$dir"; return 1; }
+		dir=$dir/root/build
+	fi
+	find "$dir" -maxdepth 1 -type f -exec cp {} "$dest"/ \;
+	[ "$v" = "$host_version" ] || root_leave "$run/root-build-$v"
+	ls "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb >/dev/null || return 1
+	echo "built: $(cd "$dest" && ls ./*.deb | tr '\n' ' ')"
+}
+
+# check V: lintian on what build V made, every tag down to pedantic and
+# the overridden ones too (each override in debian/ says why); fails on
+# an error or a warning that is not overridden.
+check() {
+	local v=$1 tags
+	tags=$(lintian --display-info --pedantic --show-overrides \
+		"$out/$v"/shardid_"$debver"_"$arch".changes 2>&1 | grep -v '^running with root') || true
+	echo "$tags"
+	echo "lintian: $(echo "$tags" | grep -c '^[EW]:' || true) errors and warnings," \
+		"$(echo "$tags" | grep -c '^[IPX]:' || true) info and pedantic tags," \
+		"$(echo "$tags" | grep -c '^O:' || true) overridden"
+	! echo "$tags" | grep -q '^[EW]:'
+}
+
+# test_installed V: in a clean root, apt install the package, make sure
+# the files are where PostgreSQL looks for them, run debian/tests/ from a
+# source tree that holds no build products, then purge the package.
+test_installed() {
+	local v=$1 dir=$run/root-test-$1 rc=0
+	root_enter "$v" "$dir" || return 1
+	mkdir -p "$dir/root/debs"
+	cp "$out/$v"/postgresql-"$v"-shardid_"$debver"_"$arch".deb "$dir/root/debs/"
+	copy_tree "$here" "$dir/root/src/shardid"
+	root_run "$dir" bash -euc "
+		v=$v
+		lib=\$(/usr/lib/postgresql/\$v/bin/pg_config --pkglibdir)
+		ext=\$(/usr/lib/postgresql/\$v/bin/pg_config --sharedir)/extension
+		if ls \$lib/shardid.so \$ext/shardid* 2>/dev/null; then
+			echo 'the root is not clean: shardid is installed already'; exit 1
+		fi
+		if [ -n \"\$(find /src/shardid -name '*.so' -o -name '*.o')\" ]; then
+			echo 'the source tree holds build products'; exit 1
+		fi
+		apt-get install -y -q --no-install-recommends /debs/postgresql-\$v-shardid_*.deb
+		dpkg -s postgresql-\$v-shardid | grep -E '^(Status|Version|Depends):'
+		ls -l \$lib/shardid.so \$ext/shardid.control \$ext/shardid--*.sql
+		cd /src/shardid
+		debian/tests/installcheck
+		apt-get purge -y -q postgresql-\$v-shardid
+		if ls \$lib/shardid.so \$ext/shardid* 2>/dev/null; then
+			echo 'purge left files behind'; exit 1
+		fi
+		echo 'purged: no files left'
+	" || rc=$?
+	root_leave "$dir" || rc=1
+	return $rc
+}
+
+for v in $versions; do
+	where=host
+	[ "$v" = "$host_version" ] || where="$(root_suite "$v") root"
+	step "PostgreSQL $v: build ($where)" build "$v"
+	if [ -f "$out/$v/shardid_${debver}_$arch.changes" ]; then
+		step "PostgreSQL $v: lintian" check "$v"
+		step "PostgreSQL $v: apt install into a clean $(root_suite "$v") root, installcheck" \
+			test_installed "$v"
+	else
+		failed=$((failed + 2))
+		summary+=("FAILED PostgreSQL $v: lintian and test skipped, no package")
+	fi
+done
+
+echo "==== package"
+printf '%s\n' "${summary[@]}"
+echo "packages in $out"
+echo "package: $passed passed, $failed failed"
+[ $failed -eq 0 ]

@@ -1,0 +1,189 @@
+# test/roots.sh: Debian roots to build and test shardid in, one per
+# PostgreSQL major version.  Sourced by test/matrix.sh and test/package.sh.
+#
+#   15  Debian 12 bookworm   (the host's own release)
+#   17  Debian 13 trixie
+#   18  Debian forky (testing)
+#
+# A root is made once with mmdebstrap, with every package the suites and the
+# package build need, and kept in $SHARDID_MATRIX_CACHE (default
+# /var/tmp/shardid-matrix) as <suite>-pg<major>.  Each use mounts a fresh
+# overlay on top of it, so that nothing a run does reaches the cached root
+# and every run starts from the same clean state; the overlay is thrown
+# away afterwards.  The host's apt sources are never changed: mmdebstrap is
+# pointed at the host's Debian mirror, and the root gets its own
+# sources.list.
+#
+# forky's and sid's Release files carry a Valid-Until date that a frozen
+# mirror snapshot outlives, so apt is told not to check it, both while the
+# root is made and inside the root.
+#
+# Needs root (mmdebstrap, mount, chroot) and the host packages mmdebstrap
+# and rsync.
+
+MATRIX_CACHE=${SHARDID_MATRIX_CACHE:-/var/tmp/shardid-matrix}
+
+# Roots entered and not yet left; root_leave_all tears them all down.
+ROOTS_ENTERED=()
+
+# root_suite MAJOR: the Debian suite whose archive carries PostgreSQL MAJOR
+root_suite() {
+	case $1 in
+		15) echo bookworm ;;
+		17) echo trixie ;;
+		18) echo forky ;;
+		*) echo "no Debian suite known for PostgreSQL $1" >&2; return 1 ;;
+	esac
+}
+
+# root_packages MAJOR: what a root for MAJOR has installed: the suites'
+# needs (test/run.sh's list) and the package build's (debian/control).
+root_packages() {
+	local v=$1
+	echo "postgresql-$v postgresql-server-dev-$v postgresql-$v-plproxy" \
+		"make gcc rsync libipc-run-perl faketime gnuplot-nox" \
+		"clang libclang-rt-dev python3-psycopg" \
+		"build-essential debhelper dpkg-dev postgresql-all"
+}
+
+# host_mirror [security]: the Debian mirror the host's apt uses, or with
+# "security" its security mirror
+host_mirror() {
+	local url
+	url=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list \
+			/etc/apt/sources.list.d/*.sources 2>/dev/null |
+		grep -oE '(https?|file)://[^ ]*/debian(-security)?/?( |$)' | tr -d ' ' |
+		if [ "${1:-}" = security ]; then grep -- -security; else grep -v -- -security; fi |
+		head -n 1)
+	if [ "${1:-}" = security ]; then
+		echo "${url:-http://deb.debian.org/debian-security}"
+	else
+		echo "${url:-http://deb.debian.org/debian}"
+	fi
+}
+
+# root_sources SUITE: the root's apt sources, one line each: the suite
+# with its updates and security updates, from the host's mirrors
+root_sources() {
+	local suite=$1 mirror security
+	mirror=$(host_mirror)
+	security=$(host_mirror security)
+	echo "deb $mirror $suite main"
+	echo "deb $mirror $suite-updates main"
+	echo "deb $security $suite-security main"
+}
+
+# root_base MAJOR: print the path of the cached root for MAJOR, making it
+# first if it is missing, was made with other packages, or --rebuild asked
+# for it (ROOTS_REBUILD=1).
+root_base() {
+	local v=$1 suite base want
+	local -a sources
+	suite=$(root_suite "$v") || return 1
+	mapfile -t sources < <(root_sources "$suite")
+	base=$MATRIX_CACHE/$suite-pg$v
+	want="suite=$suite sources=${sources[*]} packages=$(root_packages "$v")"
+	mkdir -p "$MATRIX_CACHE"
+	(
+		flock 9
+		if [ "${ROOTS_REBUILD:-0}" = 0 ] && [ -f "$base.stamp" ] &&
+			[ "$(cat "$base.stamp")" = "$want" ] && [ -d "$base" ]; then
+			exit 0
+		fi
+		echo "== making the $suite root for PostgreSQL $v from ${sources[0]#deb }" >&2
+		rm -rf "$base" "$base.new" "$base.stamp"
+		local started=$SECONDS
+		# Valid-Until: see the header.  The root keeps the setting for
+		# apt run inside it.  No cluster is made when postgresql-NN is
+		# installed: the suites and pg_virtualenv make their own.
+		mmdebstrap --quiet --variant=minbase \
+			--aptopt='Acquire::Check-Valid-Until "false"' \
+			--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"' \
+			--include="$(root_packages "$v" | tr -s ' ' ',')" \
+			"$suite" "$base.new" "${sources[@]}" >&2 || { rm -rf "$base.new"; exit 1; }
+		mv "$base.new" "$base"
+		echo "$want" >"$base.stamp"
+		echo "== $suite root made in $((SECONDS - started)) s ($(du -sh "$base" | cut -f1))" >&2
+	) 9>"$MATRIX_CACHE/.lock" || return 1
+	echo "$base"
+}
+
+# root_enter MAJOR DIR: a fresh overlay on the cached root for MAJOR at
+# DIR/root, with /proc, /dev/pts and a tmpfs on /dev/shm mounted.  Leave
+# it with root_leave DIR (or root_leave_all, from an EXIT trap).
+root_enter() {
+	local v=$1 dir=$2 base r
+	base=$(root_base "$v") || return 1
+	mkdir -p "$dir/upper" "$dir/work" "$dir/root"
+	ROOTS_ENTERED+=("$dir")
+	r=$dir/root
+	mount -t overlay overlay \
+		-o "lowerdir=$base,upperdir=$dir/upper,workdir=$dir/work" "$r" || return 1
+	mount -t proc proc "$r/proc" || return 1
+	mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$r/dev/pts" || return 1
+	mount --bind "$r/dev/pts/ptmx" "$r/dev/ptmx" || return 1
+	mount -t tmpfs -o mode=1777,size=1g tmpfs "$r/dev/shm" || return 1
+	cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
+}
+
+# root_run DIR COMMAND...: run COMMAND in the root at DIR, as root, with a
+# clean environment (nothing of the caller's PG* variables leaks in).
+root_run() {
+	local dir=$1
+	shift
+	chroot "$dir/root" /usr/bin/env -i \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
+		"$@"
+}
+
+# root_leave DIR: stop whatever still runs in the root (a server a failed
+# test left behind, say), unmount everything under DIR/root, and remove DIR.
+root_leave() {
+	local dir=$1 r=$1/root p pids tries
+	[ -d "$r" ] || return 0
+	r=$(cd "$r" && pwd -P)
+	for tries in 1 2 3; do
+		pids=()
+		for p in /proc/[0-9]*; do
+			[ "$(readlink "$p/root" 2>/dev/null)" = "$r" ] && pids+=("${p#/proc/}")
+		done
+		[ ${#pids[@]} -eq 0 ] && break
+		kill -9 "${pids[@]}" 2>/dev/null || true
+		sleep 1
+	done
+	# innermost first; a lazy unmount if something still holds one
+	local m
+	for m in $(awk -v r="$r" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/self/mounts | sort -r); do
+		umount "$m" 2>/dev/null || umount -l "$m" || true
+	done
+	if awk -v r="$r" '$2 == r || index($2, r "/") == 1 { found = 1 } END { exit !found }' /proc/self/mounts; then
+		echo "root_leave: mounts under $r remain" >&2
+		return 1
+	fi
+	rm -rf "$dir"
+}
+
+root_leave_all() {
+	local d rc=0
+	for d in "${ROOTS_ENTERED[@]}"; do
+		root_leave "$d" || rc=1
+	done
+	ROOTS_ENTERED=()
+	return $rc
+}
+
+# copy_tree SRC DEST: copy the source tree SRC to DEST without build
+# products or .git: the files git tracks, and new files it does not ignore
+# (outside a git checkout: everything but what .gitignore names).
+copy_tree() {
+	local src=$1 dest=$2
+	mkdir -p "$dest"
+	if ! git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		rsync -a --exclude .git --exclude-from="$src/.gitignore" "$src"/ "$dest"/
+		return
+	fi
+	(cd "$src" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done) |
+		rsync -a --from0 --files-from=- "$src"/ "$dest"/
+}
