@@ -3,8 +3,9 @@
  * clock.c
  *	  The one source of time for shardid, and conversions to Unix time.
  *
- * shardid_next reads the wall clock here and nowhere else: the same clock
- * that clock_timestamp() reports, not the transaction start of now().
+ * shardid_next reads the wall clock through shardid_clock_now_us() (in
+ * clock.h, inline) and nowhere else: the same clock that clock_timestamp()
+ * reports, not the transaction start of now().
  * Everything else in shardid works in milliseconds after the Unix epoch,
  * floored, so that a time and the millisecond it falls in agree also
  * before 1970.
@@ -19,20 +20,6 @@
 
 #include "clock.h"
 #include "codec.h"
-
-/*
- * Milliseconds from 1970-01-01 to 2000-01-01, PostgreSQL's own epoch.
- * Conversions go through milliseconds so that no valid timestamptz, not
- * even one near the end of its range, overflows on the way.
- */
-#define UNIX_TO_POSTGRES_MS \
-	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000)
-
-int64
-shardid_clock_now_us(void)
-{
-	return GetCurrentTimestamp() + UNIX_TO_POSTGRES_MS * 1000;
-}
 
 int64
 shardid_timestamptz_to_unix_ms(TimestampTz ts)

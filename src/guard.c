@@ -137,12 +137,6 @@ shardid_guard_define(void)
 	MarkGUCPrefixReserved("shardid");
 }
 
-void
-shardid_guard_require(void)
-{
-	shardid_shmem_require();
-}
-
 /*
  * Take db's io_lock, polling while another backend holds it, so that the
  * wait ends on statement_timeout or pg_cancel_backend.  Returns whether

@@ -12,12 +12,17 @@
 #define SHARDID_GUARD_H
 
 #include "layout.h"
+#include "shmem.h"
 
 /* Define the GUCs and, when preloaded, the shared memory; from _PG_init. */
 extern SHARDID_INTERNAL void shardid_guard_define(void);
 
 /* Raise the documented error unless shardid is preloaded. */
-extern SHARDID_INTERNAL void shardid_guard_require(void);
+#define shardid_guard_require() \
+	do { \
+		if (unlikely(shardid_shared == NULL)) \
+			shardid_shmem_require(); \
+	} while (0)
 
 /*
  * The ID for sequence value `value` of sequence seqid in the current

@@ -221,7 +221,8 @@ shardid_next(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 	Oid			seqid = PG_GETARG_OID(1);
-	int64		epoch_ms = epoch_arg(fcinfo, 2);
+	int64		epoch_ms = PG_NARGS() > 2 ? epoch_arg(fcinfo, 2) :
+		SHARDID_DEFAULT_EPOCH_UNIX_MS;
 	int64		value;
 
 	check_shard(shard);
