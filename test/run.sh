@@ -98,8 +98,10 @@ run_regress() {
 }
 rc=0
 run_regress 2>&1 | tee "$log" || rc=$?
-count "regress and isolation" $rc "$(grep -c '^test .* \.\.\. ok' "$log")" \
-	"$(grep -Ec '^test .* \.\.\. (FAILED|failed)' "$log")"
+# pg_regress prints "test NAME ... ok" up to PostgreSQL 15, TAP's "ok N - NAME" since 16
+count "regress and isolation" $rc \
+	"$(grep -Ec '^(test .* \.\.\. ok|ok [0-9]+ )' "$log")" \
+	"$(grep -Ec '^(test .* \.\.\. (FAILED|failed)|not ok [0-9]+ )' "$log")"
 
 # TAP: every test's "ok" or "not ok" is in its script's log
 run_tap() {

@@ -347,7 +347,8 @@ diag "G: second epoch: $second";
 # holds time fields: a sequence under a later epoch than the one that set
 # the fence is held back (55000), since nothing durable says that it never
 # issued IDs under the earlier one.
-$upgraded->restart;
+$upgraded->stop;
+start_faked($upgraded, $upgraded_clock);
 $upgraded->safe_psql('epochs', 'CREATE SEQUENCE later');
 like(
 	sql_error($upgraded, q{SELECT shardid_next(9, 'later', '2024-01-01+00')}, 'epochs'),
