@@ -18,6 +18,9 @@
 # The figure needs gnuplot (Debian gnuplot-nox), which this script installs
 # when run as root; --no-plot leaves the figure out.
 #
+# It measures the shardid installed in PG_BINDIR's server, or, if there is
+# none, builds this tree into a private copy of PostgreSQL first.
+#
 # Usage: bench/run.sh [--scale small|full|ROWS] [--out DIR] [--port PORT] [--no-plot]
 #   small  200,000 rows, about a minute (the test suite runs this)
 #   full   10,000,000 rows, about 20 minutes on 2 cores
@@ -27,7 +30,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/test/cluster.sh"
-PATH=$PG_BINDIR:$PATH
 
 scale=small
 out=$here/bench/out
@@ -73,6 +75,15 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# The server to measure: PG_BINDIR's if shardid is installed there (as in
+# the test suite), else a private copy of PostgreSQL with this tree built
+# into it.
+if [ ! -f "$("$PG_BINDIR/pg_config" --pkglibdir)/shardid.so" ]; then
+	(cd "$here" && private_install "$tmp/pg" >/dev/null)
+	PG_BINDIR=$tmp/pg/usr/lib/postgresql/$PG_MAJOR/bin
+fi
+PATH=$PG_BINDIR:$PATH
 
 started=$(date +%s)
 say() { echo "[$(($(date +%s) - started))s] $*"; }
