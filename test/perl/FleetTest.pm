@@ -17,7 +17,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use ShardidTest;
 
-our @EXPORT = qw(fleet_node connstr tool tool_start tool_finish read_map
+our @EXPORT = qw(fleet_node fleet_servers connstr tool tool_start tool_finish read_map
   write_map setup_writers start_writers stop_writers writer_report
   check_fleet fleet_objects restart_killed $tool $examples $nshards);
 
@@ -40,6 +40,21 @@ sub fleet_node
 		'max_connections = 60',
 		'wal_retrieve_retry_interval = 200ms',
 		@conf);
+}
+
+# Three data servers and a router, started: (\@data, $router).
+sub fleet_servers
+{
+	my @data;
+	for my $i (1 .. 3)
+	{
+		my $node = fleet_node("data$i");
+		$node->start;
+		push @data, $node;
+	}
+	my $router = fleet_node('router');
+	$router->start;
+	return (\@data, $router);
 }
 
 sub connstr

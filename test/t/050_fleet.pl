@@ -35,15 +35,8 @@ my $long = $ENV{SHARDID_LONG_TESTS} ? 1 : 0;
 my $bulk_rows = $long ? 5_000_000 : 1_000_000;
 my $moved = 5;          # the logical shard that moves, from server 1 to 2
 
-my @data;
-for my $i (1 .. 3)
-{
-	my $node = fleet_node("data$i");
-	$node->start;
-	push @data, $node;
-}
-my $router = fleet_node('router');
-$router->start;
+my ($data_ref, $router) = fleet_servers();
+my @data = @$data_ref;
 my @conn = map { connstr($_) } @data;
 my $router_conn = connstr($router);
 

@@ -35,15 +35,8 @@ use FleetTest;
 
 my $secret = 'fleet-secret-42';
 
-my @data;
-for my $i (1 .. 3)
-{
-	my $node = fleet_node("data$i");
-	$node->start;
-	push @data, $node;
-}
-my $router = fleet_node('router');
-$router->start;
+my ($data_ref, $router) = fleet_servers();
+my @data = @$data_ref;
 my @all = (@data, $router);
 
 # Connection strings carry a password (trust authentication ignores it):

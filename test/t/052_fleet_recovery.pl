@@ -35,15 +35,8 @@ my $long = $ENV{SHARDID_LONG_TESTS} ? 1 : 0;
 my $moved = 5;          # the shard moved back and forth
 my $big = 9;            # the shard whose copy the new server's crash interrupts
 
-my @data;
-for my $i (1 .. 3)
-{
-	my $node = fleet_node("data$i");
-	$node->start;
-	push @data, $node;
-}
-my $router = fleet_node('router');
-$router->start;
+my ($data_ref, $router) = fleet_servers();
+my @data = @$data_ref;
 my @conn = map { connstr($_) } @data;
 my $router_conn = connstr($router);
 
