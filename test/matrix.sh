@@ -49,10 +49,7 @@ done
 export ROOTS_REBUILD=${ROOTS_REBUILD:-0}
 install_packages mmdebstrap rsync
 
-mkdir -p "$MATRIX_CACHE"
-run=$(mktemp -d "$MATRIX_CACHE/run.XXXXXX")
-trap 'root_leave_all; rm -rf "$run"' EXIT
-trap 'exit 130' INT TERM
+root_run_dir
 
 total_passed=0
 total_failed=0

@@ -46,10 +46,7 @@ debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 upver=${debver%-*}
 arch=$(dpkg --print-architecture)
 
-mkdir -p "$MATRIX_CACHE"
-run=$(mktemp -d "$MATRIX_CACHE/run.XXXXXX")
-trap 'root_leave_all; rm -rf "$run"' EXIT
-trap 'exit 130' INT TERM
+root_run_dir
 
 passed=0
 failed=0

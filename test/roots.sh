@@ -111,6 +111,15 @@ root_base() {
 # root_enter MAJOR DIR: a fresh overlay on the cached root for MAJOR at
 # DIR/root, with /proc, /dev/pts and a tmpfs on /dev/shm mounted.  Leave
 # it with root_leave DIR (or root_leave_all, from an EXIT trap).
+# root_run_dir: make $run, a directory for this run's roots under the
+# cache, and tear every root down and remove it on exit or interrupt.
+root_run_dir() {
+	mkdir -p "$MATRIX_CACHE"
+	run=$(mktemp -d "$MATRIX_CACHE/run.XXXXXX")
+	trap 'root_leave_all; rm -rf "$run"' EXIT
+	trap 'exit 130' INT TERM
+}
+
 root_enter() {
 	local v=$1 dir=$2 base r
 	base=$(root_base "$v") || return 1
