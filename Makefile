@@ -6,6 +6,7 @@ OBJS = \
 	src/clock.o \
 	src/codec.o \
 	src/fence.o \
+	src/floor.o \
 	src/guard.o \
 	src/report.o \
 	src/shardid.o \

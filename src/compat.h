@@ -34,4 +34,34 @@
 #define SHARDID_NORETURN
 #endif
 
+/*
+ * PostgreSQL 16 renamed the relcache field that says a relation got a new
+ * file in the current transaction (relfilenode became relfilelocator).
+ */
+#if PG_VERSION_NUM >= 160000
+#define SHARDID_RD_FIRST_NEW_FILE_SUBID	rd_firstRelfilelocatorSubid
+#else
+#define SHARDID_RD_FIRST_NEW_FILE_SUBID	rd_firstRelfilenodeSubid
+#endif
+
+/*
+ * Whether synchronous standbys are defined: a bool until the 2025 minor
+ * releases, a status with flags since.
+ */
+#ifdef SYNC_STANDBY_DEFINED
+#define SHARDID_SYNC_STANDBYS_DEFINED(ctl) \
+	(((ctl)->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0)
+#else
+#define SHARDID_SYNC_STANDBYS_DEFINED(ctl)	((ctl)->sync_standbys_defined)
+#endif
+
+/* PostgreSQL 18 added instrumentation to index_beginscan(). */
+#if PG_VERSION_NUM >= 180000
+#define shardid_index_beginscan(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan(heap, index, snapshot, NULL, nkeys, norderbys)
+#else
+#define shardid_index_beginscan(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan(heap, index, snapshot, nkeys, norderbys)
+#endif
+
 #endif							/* SHARDID_COMPAT_H */

@@ -20,10 +20,26 @@
  *
  * A sequence is written outside transactions: a fence written by a
  * transaction that rolls back stays written, as it must, since the IDs it
- * covered may already have been handed out.  setval() does not wait for
- * its WAL record to reach the disk, so shardid_fence_write() flushes it,
- * and waits for synchronous standbys as a commit would, before it
- * returns.
+ * covered may already have been handed out.  There is one exception: a
+ * sequence created (or given a new relfilenode) in the current transaction
+ * disappears with it if it rolls back, so a fence written there is not
+ * durable until commit; shardid_fence_is_transactional() tells the guard.
+ * setval() does not wait for its WAL record to reach the disk, so
+ * shardid_fence_flush() flushes it, and waits for synchronous standbys as
+ * a commit would, except that the wait ends the statement with 57014 when
+ * it is cancelled or times out (a commit's wait cannot, but a fence that
+ * the standbys have not acknowledged must not be used).
+ *
+ * Writers of one database's fence are serialized by a self-conflicting
+ * lock on the sequence itself (ShareUpdateExclusiveLock), held only for
+ * the read, the compare and the write: whichever shared-memory entry a
+ * backend works through, it never writes a value below the stored one.
+ *
+ * Beside the fence, version 1.2 keeps two more sequences of the same kind:
+ * shardid_epoch, the database's epoch (Unix ms), and shardid_fence_lead,
+ * how far the stored fence may lie ahead of the newest ID (the lead and a
+ * quarter in force when it was written), so that a start judges the fence
+ * by the lead it was written with.
  *
  * The sequence belongs to the extension's owner and no one else may read
  * or write it; the functions here switch to the owner for the one call
@@ -38,6 +54,7 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
@@ -46,13 +63,22 @@
 #include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "replication/walsender_private.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/lwlock.h"
 #include "replication/syncrep.h"
+#include "replication/walsender.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/wait_event.h"
+
+#include "compat.h"
 
 #include "fence.h"
 
@@ -78,8 +104,14 @@ extension_schema(Oid extoid)
 	return nspid;
 }
 
+/*
+ * The extension's own logged sequence named relname in its schema, or
+ * InvalidOid if the extension or the sequence is absent.  A relation of
+ * that name that is not the extension's own is refused: it was found by
+ * name, and could have been put there by anyone with CREATE on the schema.
+ */
 Oid
-shardid_fence_relid(void)
+shardid_fence_member(const char *relname)
 {
 	Oid			extoid = get_extension_oid("shardid", true);
 	Oid			nspid;
@@ -90,21 +122,69 @@ shardid_fence_relid(void)
 	nspid = extension_schema(extoid);
 	if (!OidIsValid(nspid))
 		return InvalidOid;
-	relid = get_relname_relid(SHARDID_FENCE_RELNAME, nspid);
+	relid = get_relname_relid(relname, nspid);
 	if (!OidIsValid(relid))
 		return InvalidOid;
 
-	/* found by name: make sure it is the extension's own, logged sequence */
 	if (getExtensionOfObject(RelationRelationId, relid) != extoid ||
 		get_rel_relkind(relid) != RELKIND_SEQUENCE ||
 		get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("relation \"%s.%s\" is not shardid's fence",
-						get_namespace_name(nspid), SHARDID_FENCE_RELNAME),
-				 errdetail("The fence is a logged sequence that belongs to extension shardid."),
+				 errmsg("relation \"%s.%s\" is not shardid's own",
+						get_namespace_name(nspid), relname),
+				 errdetail("It must be a logged sequence that belongs to extension shardid."),
 				 errhint("Drop or rename the relation and run ALTER EXTENSION shardid UPDATE.")));
 	return relid;
+}
+
+Oid
+shardid_fence_relid(void)
+{
+	return shardid_fence_member(SHARDID_FENCE_RELNAME);
+}
+
+bool
+shardid_fence_is_transactional(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		result;
+
+	if (!RelationIsValid(rel))
+		return false;
+	result = rel->rd_createSubid != InvalidSubTransactionId ||
+		rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != InvalidSubTransactionId;
+	RelationClose(rel);
+	return result;
+}
+
+Oid
+shardid_fence_lock(bool wait)
+{
+	for (;;)
+	{
+		Oid			relid = shardid_fence_relid();
+
+		if (!OidIsValid(relid))
+			return InvalidOid;
+		if (wait)
+			LockRelationOid(relid, ShareUpdateExclusiveLock);
+		else if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+			return InvalidOid;
+
+		/* the lock brought in invalidations: is it still the fence? */
+		if (shardid_fence_relid() == relid)
+			return relid;
+		UnlockRelationOid(relid, ShareUpdateExclusiveLock);
+		if (!wait)
+			return InvalidOid;
+	}
+}
+
+void
+shardid_fence_unlock(Oid relid)
+{
+	UnlockRelationOid(relid, ShareUpdateExclusiveLock);
 }
 
 /* Switch to the owner of relid; returns what to switch back to. */
@@ -129,7 +209,7 @@ become_owner(Oid relid, Oid *save_userid, int *save_sec_context)
 }
 
 int64
-shardid_fence_read(Oid relid)
+shardid_seq_read(Oid relid)
 {
 	LOCAL_FCINFO(fcinfo, 1);
 	Oid			save_userid;
@@ -148,25 +228,66 @@ shardid_fence_read(Oid relid)
 }
 
 void
-shardid_fence_write(Oid relid, int64 value)
+shardid_seq_write(Oid relid, int64 value)
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	XLogRecPtr	lsn;
 
 	become_owner(relid, &save_userid, &save_sec_context);
 	(void) DirectFunctionCall2(setval_oid, ObjectIdGetDatum(relid),
 							   Int64GetDatum(value));
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/*
+ * Have the synchronous standbys that synchronous_commit waits for
+ * acknowledged lsn?  As SyncRepWaitForLSN() decides it, from the shared
+ * state the WAL senders keep.
+ */
+static bool
+standbys_have(XLogRecPtr lsn)
+{
+	int			mode;
+	bool		done;
+
+	switch (synchronous_commit)
+	{
+		case SYNCHRONOUS_COMMIT_REMOTE_WRITE:
+			mode = SYNC_REP_WAIT_WRITE;
+			break;
+		case SYNCHRONOUS_COMMIT_REMOTE_APPLY:
+			mode = SYNC_REP_WAIT_APPLY;
+			break;
+		default:
+			mode = SYNC_REP_WAIT_FLUSH;
+			break;
+	}
+	LWLockAcquire(SyncRepLock, LW_SHARED);
+	done = !SHARDID_SYNC_STANDBYS_DEFINED(WalSndCtl) || lsn <= WalSndCtl->lsn[mode];
+	LWLockRelease(SyncRepLock);
+	return done;
+}
+
+void
+shardid_fence_flush(void)
+{
+	XLogRecPtr	lsn = XactLastRecEnd;
+
+	XLogFlush(lsn);
+	if (!SyncRepRequested())
+		return;
 
 	/*
-	 * setval's record is the last this backend wrote.  Interrupts stay
-	 * held while waiting for the standbys, as they are for a commit: a
-	 * cancelled wait returns as the commit's would, with a WARNING.
+	 * Poll rather than queue as a commit does: a fence write is rare (one
+	 * per lead), and a cancel, statement_timeout or the postmaster's death
+	 * must end this wait, with nothing published past what the standbys
+	 * hold.
 	 */
-	lsn = XactLastRecEnd;
-	XLogFlush(lsn);
-	HOLD_INTERRUPTS();
-	SyncRepWaitForLSN(lsn, false);
-	RESUME_INTERRUPTS();
+	while (!standbys_have(lsn))
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }

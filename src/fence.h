@@ -16,21 +16,47 @@
 /* The name of the sequence that holds the fence, in the extension's schema */
 #define SHARDID_FENCE_RELNAME	"shardid_fence"
 
+/* The other sequences of version 1.2, beside the fence */
+#define SHARDID_EPOCH_RELNAME	"shardid_epoch"
+#define SHARDID_LEAD_RELNAME	"shardid_fence_lead"
+
 /*
- * The fence sequence of the current database, or InvalidOid if the
- * database has none (extension shardid absent, or at version 1.0).
- * Refuses a relation of that name that is not the extension's own.
+ * The extension's own sequence named relname in the current database, or
+ * InvalidOid if there is none (extension shardid absent, or older than
+ * the version that made it).  Refuses a relation of that name that is not
+ * the extension's own.
  */
+extern SHARDID_INTERNAL Oid shardid_fence_member(const char *relname);
+
+/* The fence sequence of the current database, as shardid_fence_member. */
 extern SHARDID_INTERNAL Oid shardid_fence_relid(void);
 
-/* The fence stored in relid: a time field, or -1 if none was stored. */
-extern SHARDID_INTERNAL int64 shardid_fence_read(Oid relid);
+/*
+ * Is a write to relid undone if the current transaction rolls back?  True
+ * for a sequence created, or given a new file, in this transaction.
+ */
+extern SHARDID_INTERNAL bool shardid_fence_is_transactional(Oid relid);
 
 /*
- * Store value as the fence in relid and return once it is flushed to the
- * WAL (and, with synchronous replication, acknowledged by the standbys
- * that synchronous_commit waits for).
+ * Take the lock that serializes every writer of the current database's
+ * fence, and return the fence's relid; InvalidOid if the database has no
+ * fence or, with wait false, another backend holds the lock.  Release it
+ * with shardid_fence_unlock as soon as the write is done.
  */
-extern SHARDID_INTERNAL void shardid_fence_write(Oid relid, int64 value);
+extern SHARDID_INTERNAL Oid shardid_fence_lock(bool wait);
+extern SHARDID_INTERNAL void shardid_fence_unlock(Oid relid);
+
+/* The value stored in sequence relid, or -1 if none was stored. */
+extern SHARDID_INTERNAL int64 shardid_seq_read(Oid relid);
+
+/* Store value in sequence relid, as its owner; not yet flushed. */
+extern SHARDID_INTERNAL void shardid_seq_write(Oid relid, int64 value);
+
+/*
+ * Flush what this backend wrote to the WAL, and wait until the
+ * synchronous standbys that synchronous_commit waits for acknowledge it.
+ * A cancel or statement_timeout ends the wait with an error (57014).
+ */
+extern SHARDID_INTERNAL void shardid_fence_flush(void);
 
 #endif							/* SHARDID_FENCE_H */

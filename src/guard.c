@@ -52,16 +52,24 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
+#include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "storage/pmsignal.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/wait_event.h"
 
 #include "clock.h"
+#include "compat.h"
 #include "fence.h"
+#include "floor.h"
 #include "guard.h"
 #include "report.h"
 #include "rule.h"
@@ -91,6 +99,24 @@ static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
 /* GUCs */
 static int	guard_max_clock_regression = 1000;
 int			shardid_fence_lead = 500;
+static int	guard_debug_fence_write_delay = 0;
+
+/*
+ * A fence written into a sequence that is new in the current transaction
+ * (CREATE EXTENSION, or DROP and CREATE, not yet committed): it is undone
+ * if the transaction rolls back, so it is never published in shared
+ * memory.  This backend alone may issue up to it, until its transaction
+ * ends; at the end, whichever way, the next call in the database reads
+ * the fence again and, if the server knows of IDs past it, writes a fence
+ * past them first.
+ */
+static int64 xact_fence = -1;
+static LocalTransactionId xact_fence_lxid = InvalidLocalTransactionId;
+static bool reload_at_xact_end = false;
+
+static void guard_xact_callback(XactEvent event, void *arg);
+static void guard_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+								   SubTransactionId parentSubid, void *arg);
 
 /*
  * From shardid.fence_lead: how close to the fence an ID may come before a
@@ -132,9 +158,116 @@ shardid_guard_define(void)
 							GUC_UNIT_MS,
 							NULL, fence_lead_assign, NULL);
 
+	DefineCustomIntVariable("shardid.debug_fence_write_delay",
+							"Sets a delay before each fence write, for tests that force a race.",
+							NULL,
+							&guard_debug_fence_write_delay,
+							0,
+							0,
+							60 * 1000,
+							PGC_SUSET,
+							GUC_UNIT_MS | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+
 	shardid_shmem_define();
 
 	MarkGUCPrefixReserved("shardid");
+
+	RegisterXactCallback(guard_xact_callback, NULL);
+	RegisterSubXactCallback(guard_subxact_callback, NULL);
+}
+
+/* Does this backend's transaction-local fence cover field? */
+static inline bool
+xact_fence_covers(int64 field)
+{
+	return xact_fence_lxid == SHARDID_MY_LXID &&
+		xact_fence_lxid != InvalidLocalTransactionId && field <= xact_fence;
+}
+
+/* The next call in this database reads its fence again. */
+static void
+request_reload(void)
+{
+	GuardDb    *db;
+
+	if (!shardid_shared)
+		return;
+	db = shardid_db_current();
+	if (db == NULL)
+		return;
+	SpinLockAcquire(&db->mutex);
+	if (db->dbid == MyDatabaseId &&
+		pg_atomic_read_u32(&db->state) != GUARD_FENCE_UNKNOWN)
+		pg_atomic_write_u32(&db->state, GUARD_FENCE_RELOAD);
+	SpinLockRelease(&db->mutex);
+}
+
+static void
+guard_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			xact_fence_lxid = InvalidLocalTransactionId;
+			xact_fence = -1;
+			if (reload_at_xact_end)
+			{
+				reload_at_xact_end = false;
+				request_reload();
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * A rolled-back savepoint may take the fence sequence with it (created
+ * after the savepoint): forget the transaction's fence and read again.
+ */
+static void
+guard_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					   SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB && reload_at_xact_end)
+	{
+		xact_fence_lxid = InvalidLocalTransactionId;
+		xact_fence = -1;
+		request_reload();
+	}
+}
+
+/*
+ * Sleep us microseconds at most, then service interrupts.  A sleep of a
+ * millisecond or more waits on the latch, which ends it at once if the
+ * postmaster dies; a shorter one checks for that after it.  Either way a
+ * backend whose postmaster is gone exits here, and returns no ID.
+ */
+static void
+guard_pause(int64 us)
+{
+	if (us >= 1000)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) (us / 1000), PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+	else
+	{
+		if (us > 0)
+		{
+			pgstat_report_wait_start(PG_WAIT_EXTENSION);
+			pg_usleep((long) us);
+			pgstat_report_wait_end();
+		}
+		if (!PostmasterIsAlive())
+			proc_exit(1);
+	}
+	CHECK_FOR_INTERRUPTS();
 }
 
 /*
@@ -150,10 +283,7 @@ io_lock_wait(GuardDb *db)
 	while (!LWLockConditionalAcquire(db->io_lock, LW_EXCLUSIVE))
 	{
 		waited = true;
-		pgstat_report_wait_start(PG_WAIT_EXTENSION);
-		pg_usleep(GUARD_IO_POLL_US);
-		pgstat_report_wait_end();
-		CHECK_FOR_INTERRUPTS();
+		guard_pause(GUARD_IO_POLL_US);
 	}
 	return waited;
 }
@@ -164,26 +294,75 @@ db_is_mine(GuardDb *db)
 	return db->dbid == MyDatabaseId;
 }
 
+/* The epoch stored for the current database, Unix ms. */
+static int64
+stored_epoch(void)
+{
+	Oid			relid = shardid_fence_member(SHARDID_EPOCH_RELNAME);
+	int64		epoch = OidIsValid(relid) ? shardid_seq_read(relid) : -1;
+
+	return epoch >= 0 ? epoch : SHARDID_DEFAULT_EPOCH_UNIX_MS;
+}
+
 /*
- * Read the current database's fence: after this server started, when its
- * slots then start at the fence, or again after CREATE EXTENSION or ALTER
- * EXTENSION UPDATE created it, when they stay where they are.  If the
- * server knows of IDs past the fence (the database had no fence while
- * they were issued), a fence past them is written first.
+ * Store value as the fence in relid unless the stored one is already at or
+ * past it, with the lead it is written with, and flush.  The caller holds
+ * the fence lock (shardid_fence_lock), so that the compare and the write
+ * are one step for every writer of the database.  Returns the stored
+ * fence, which is at least value.
+ */
+static int64
+fence_store(Oid relid, int64 value)
+{
+	int64		disk = shardid_seq_read(relid);
+	Oid			lead_relid;
+	int64		lead_disk = -1;
+
+	if (value <= disk)
+		return disk;
+	if (guard_debug_fence_write_delay > 0)
+		guard_pause((int64) guard_debug_fence_write_delay * 1000);
+
+	/*
+	 * The lead record must never say less than the lead of the stored
+	 * fence, whichever write a crash keeps: a larger lead is recorded
+	 * before the fence, a smaller one after it.
+	 */
+	lead_relid = shardid_fence_member(SHARDID_LEAD_RELNAME);
+	if (OidIsValid(lead_relid))
+		lead_disk = shardid_seq_read(lead_relid);
+	if (OidIsValid(lead_relid) && fence_slack > lead_disk)
+		shardid_seq_write(lead_relid, fence_slack);
+	shardid_seq_write(relid, value);
+	if (OidIsValid(lead_relid) && fence_slack < lead_disk)
+		shardid_seq_write(lead_relid, fence_slack);
+	shardid_fence_flush();
+	return value;
+}
+
+/*
+ * Read the current database's fence: after this server started (or the
+ * database's entry was taken and given back), when its slots then start at
+ * the fence, or again after CREATE EXTENSION, ALTER EXTENSION UPDATE or
+ * the end of the transaction that made either, when they stay where they
+ * are.  If the server knows of IDs past the fence (the database had no
+ * fence while they were issued), a fence past them is written first.
  */
 static void
 guard_fence_load(GuardDb *db)
 {
-	Oid			relid = shardid_fence_relid();
+	Oid			relid;
 	int64		disk;
 	int64		fence;
 	int64		known;
+	int64		epoch;
+	int64		slack;
 	bool		wrote = false;
+	bool		transactional;
 	uint32		state;
 
-	/* the relation lock first: it may wait, and can be cancelled */
-	if (OidIsValid(relid))
-		LockRelationOid(relid, RowExclusiveLock);
+	/* the fence lock first: it may wait, and can be cancelled */
+	relid = shardid_fence_lock(true);
 	(void) io_lock_wait(db);
 
 	state = pg_atomic_read_u32(&db->state);
@@ -191,6 +370,8 @@ guard_fence_load(GuardDb *db)
 		(state != GUARD_FENCE_UNKNOWN && state != GUARD_FENCE_RELOAD))
 	{
 		LWLockRelease(db->io_lock);
+		if (OidIsValid(relid))
+			shardid_fence_unlock(relid);
 		return;
 	}
 
@@ -198,7 +379,10 @@ guard_fence_load(GuardDb *db)
 	{
 		SpinLockAcquire(&db->mutex);
 		if (db_is_mine(db))
+		{
+			pg_atomic_write_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 			pg_atomic_write_u32(&db->state, GUARD_FENCE_NONE);
+		}
 		SpinLockRelease(&db->mutex);
 		LWLockRelease(db->io_lock);
 		ereport(WARNING,
@@ -210,14 +394,27 @@ guard_fence_load(GuardDb *db)
 		return;
 	}
 
-	disk = shardid_fence_read(relid);
+	transactional = shardid_fence_is_transactional(relid);
+	disk = shardid_seq_read(relid);
+	epoch = stored_epoch();
+	{
+		Oid			lead_relid = shardid_fence_member(SHARDID_LEAD_RELNAME);
+
+		slack = OidIsValid(lead_relid) ? shardid_seq_read(lead_relid) : -1;
+	}
 	known = shardid_db_known_max(db);
 	fence = disk;
 	if (known > disk)
 	{
-		fence = known + shardid_fence_lead;
-		shardid_fence_write(relid, fence);
+		fence = fence_store(relid, known + shardid_fence_lead);
 		wrote = true;
+	}
+	if (transactional)
+	{
+		/* see xact_fence: this backend's alone until commit */
+		xact_fence = fence;
+		xact_fence_lxid = SHARDID_MY_LXID;
+		reload_at_xact_end = true;
 	}
 
 	SpinLockAcquire(&db->mutex);
@@ -225,21 +422,26 @@ guard_fence_load(GuardDb *db)
 	{
 		if (state == GUARD_FENCE_UNKNOWN)
 		{
+			/* judged by the lead the stored fence was written with */
 			db->start = Max(db->start, disk);
+			db->start_slack = slack > 0 ? slack : 0;
 			pg_atomic_fetch_add_u32(&db->gen, 1);
 		}
 		if (wrote)
 			db->fence_writes++;
-		pg_atomic_write_u64(&db->fence, (uint64) fence);
+		if (!transactional)
+			pg_atomic_write_u64(&db->fence, (uint64) fence);
+		pg_atomic_write_u64(&db->epoch, (uint64) epoch);
 		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
 	}
 	SpinLockRelease(&db->mutex);
 	LWLockRelease(db->io_lock);
+	shardid_fence_unlock(relid);
 }
 
 /*
  * Make the fence cover field.  required: an ID at field waits for this, so
- * wait for the io_lock and write if the fence is below field.  Otherwise
+ * wait for the locks and write if the fence is below field.  Otherwise
  * this is the early write that keeps callers from waiting: skip it if
  * another backend is at it, and write only if field is within the margin.
  */
@@ -252,11 +454,12 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 	int64		value;
 	int64		margin = required ? 0 : fence_margin;
 	bool		waited = false;
+	bool		transactional;
 
 	if (required)
 	{
-		/* the relation lock first: it may wait, and can be cancelled */
-		relid = shardid_fence_relid();
+		/* the fence lock first: it may wait, and can be cancelled */
+		relid = shardid_fence_lock(true);
 		if (!OidIsValid(relid))
 		{
 			/*
@@ -271,21 +474,18 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 			SpinLockRelease(&db->mutex);
 			return;
 		}
-		LockRelationOid(relid, RowExclusiveLock);
 		waited = io_lock_wait(db);
 	}
 	else
 	{
 		/*
 		 * The early write is skipped whenever it would wait, so it may try
-		 * the io_lock first (a conditional relation lock does not wait
-		 * either), and find the fence's relation only once it has it.
+		 * the io_lock first (the fence lock is then tried, not waited for).
 		 */
 		if (!LWLockConditionalAcquire(db->io_lock, LW_EXCLUSIVE))
 			return;
 		if (field <= guard_fence_read(db) - margin ||
-			!OidIsValid(relid = shardid_fence_relid()) ||
-			!ConditionalLockRelationOid(relid, RowExclusiveLock))
+			!OidIsValid(relid = shardid_fence_lock(false)))
 		{
 			LWLockRelease(db->io_lock);
 			return;
@@ -293,22 +493,26 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 	}
 
 	fence = guard_fence_read(db);
+	transactional = shardid_fence_is_transactional(relid);
+	if (transactional && xact_fence_lxid == SHARDID_MY_LXID)
+		fence = Max(fence, xact_fence);
 	if (!db_is_mine(db) ||
 		pg_atomic_read_u32(&db->state) != GUARD_FENCE_LOADED ||
 		field <= fence - margin)
 	{
 		/* another backend wrote it meanwhile, or the entry changed hands */
 		LWLockRelease(db->io_lock);
+		shardid_fence_unlock(relid);
 		return;
 	}
 
 	/*
 	 * The stored fence may be later than this server knows: a restore into
-	 * this database while it runs.  The database's slots start again from
-	 * it, as after a restart.
+	 * this database while it runs, or a write through another entry.  The
+	 * database's slots start again from it, as after a restart.
 	 */
-	disk = shardid_fence_read(relid);
-	if (disk > fence)
+	disk = shardid_seq_read(relid);
+	if (disk > fence && !transactional)
 	{
 		SpinLockAcquire(&db->mutex);
 		if (db_is_mine(db))
@@ -322,23 +526,31 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 		if (field <= fence - margin)
 		{
 			LWLockRelease(db->io_lock);
+			shardid_fence_unlock(relid);
 			return;
 		}
 	}
 
-	value = Max(fence, field) + shardid_fence_lead;
-	shardid_fence_write(relid, value);
+	value = fence_store(relid, Max(fence, field) + shardid_fence_lead);
 
+	if (transactional)
+	{
+		xact_fence = value;
+		xact_fence_lxid = SHARDID_MY_LXID;
+		reload_at_xact_end = true;
+	}
 	SpinLockAcquire(&db->mutex);
 	if (db_is_mine(db))
 	{
-		pg_atomic_write_u64(&db->fence, (uint64) value);
+		if (!transactional)
+			pg_atomic_write_u64(&db->fence, (uint64) value);
 		db->fence_writes++;
 		if (waited)
 			db->fence_write_waits++;
 	}
 	SpinLockRelease(&db->mutex);
 	LWLockRelease(db->io_lock);
+	shardid_fence_unlock(relid);
 }
 
 void
@@ -359,25 +571,22 @@ shardid_guard_reload_fence(void)
 	 * in the same transaction that creates the fence: if it commits, no
 	 * crash after it can forget them.
 	 */
-	relid = shardid_fence_relid();
+	relid = shardid_fence_lock(true);
 	if (OidIsValid(relid))
 	{
 		int64		known;
 
-		LockRelationOid(relid, RowExclusiveLock);
 		(void) io_lock_wait(db);
 		known = shardid_db_known_max(db);
-		if (db_is_mine(db) && known > shardid_fence_read(relid))
-			shardid_fence_write(relid, known + shardid_fence_lead);
+		if (db_is_mine(db) && known >= 0)
+			(void) fence_store(relid, known + shardid_fence_lead);
 		LWLockRelease(db->io_lock);
+		shardid_fence_unlock(relid);
 	}
 
-	/* and the next call reads the fence, whether this commits or not */
-	SpinLockAcquire(&db->mutex);
-	if (db_is_mine(db) &&
-		pg_atomic_read_u32(&db->state) != GUARD_FENCE_UNKNOWN)
-		pg_atomic_write_u32(&db->state, GUARD_FENCE_RELOAD);
-	SpinLockRelease(&db->mutex);
+	/* the next call reads the fence, now and again when this ends */
+	request_reload();
+	reload_at_xact_end = true;
 }
 
 /*
@@ -388,13 +597,16 @@ static inline void
 slot_restart(GuardSlot *slot, GuardDb *db, uint32 gen)
 {
 	int64		start;
+	int64		slack;
 
 	SpinLockAcquire(&db->mutex);
 	start = db->start;
+	slack = db->start_slack;
 	SpinLockRelease(&db->mutex);
 	if (start > slot->last)
 	{
 		slot->last = start;
+		slot->start_slack = slack;
 		slot->last_block = SHARDID_NO_BLOCK;
 		slot->fenced = true;
 		/* which values the start holds is not known: take them all */
@@ -405,22 +617,15 @@ slot_restart(GuardSlot *slot, GuardDb *db, uint32 gen)
 
 /*
  * Sleep until the clock reads unix_ms, at most GUARD_MAX_SLEEP_US at a
- * time, then service interrupts (statement_timeout, pg_cancel_backend).
+ * time, then service interrupts (statement_timeout, pg_cancel_backend) and
+ * the postmaster's death.
  */
 static void
 guard_sleep_until(int64 unix_ms, int64 now_us)
 {
 	int64		us = unix_ms * 1000 - now_us;
 
-	if (us > GUARD_MAX_SLEEP_US)
-		us = GUARD_MAX_SLEEP_US;
-	if (us > 0)
-	{
-		pgstat_report_wait_start(PG_WAIT_EXTENSION);
-		pg_usleep((long) us);
-		pgstat_report_wait_end();
-	}
-	CHECK_FOR_INTERRUPTS();
+	guard_pause(Min(us, GUARD_MAX_SLEEP_US));
 }
 
 /* Was this ten-bit value issued in the slot's last field? */
@@ -449,6 +654,49 @@ static void
 slot_forget(Oid seqid)
 {
 	guard_cache[seqid % GUARD_CACHE_SIZE].seqid = InvalidOid;
+}
+
+/*
+ * A new slot: read the largest ID already in its table (floor.c), outside
+ * every lock, and start the slot after it.  A field found there is an
+ * issued ID's, so a clock behind it went back (lead 1), unlike a start at
+ * the fence.
+ */
+static void
+slot_probe(Oid seqid)
+{
+	int64		found = shardid_table_floor(seqid);
+	GuardSlot  *slot = slot_of(seqid);
+
+	SpinLockAcquire(&slot->mutex);
+	if (slot->in_use && slot->key.seqid == seqid &&
+		slot->key.dbid == MyDatabaseId && slot->probe_pending)
+	{
+		slot->probe_pending = false;
+		if (found > slot->last)
+		{
+			slot->last = found;
+			slot->last_block = SHARDID_NO_BLOCK;
+			slot->fenced = false;
+			memset(slot->taken, 0xFF, sizeof(slot->taken));
+		}
+	}
+	SpinLockRelease(&slot->mutex);
+}
+
+/* Refuse shardid_next with an epoch that is not the database's. */
+static void
+report_other_epoch(int64 epoch_ms, int64 db_epoch)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("epoch %s is not the epoch of database \"%s\"",
+					shardid_unix_ms_to_str(epoch_ms),
+					get_database_name(MyDatabaseId)),
+			 errdetail("The database issues IDs under the epoch %s.  Its durable fence is a time field under that epoch, so that no other epoch may be used there.",
+					   shardid_unix_ms_to_str(db_epoch)),
+			 errhint("Call shardid_next without an epoch.  A superuser or the owner of extension shardid can change the database's epoch with SELECT shardid_set_epoch('%s').",
+					 shardid_unix_ms_to_str(epoch_ms))));
 }
 
 /*
@@ -521,6 +769,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		int64		wait_until = 0;
 		int64		regression = 0;
 		int64		lead;
+		int64		db_epoch;
 		bool		refresh = false;
 
 		SpinLockAcquire(&slot->mutex);
@@ -540,9 +789,28 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			guard_fence_load(db);
 			continue;
 		}
+		db_epoch = (int64) pg_atomic_read_u64(&db->epoch);
+		if (epoch_ms != db_epoch)
+		{
+			if (epoch_ms == SHARDID_EPOCH_OF_DATABASE)
+				epoch_ms = db_epoch;
+			else if (unlikely(state == GUARD_FENCE_LOADED))
+			{
+				SpinLockRelease(&slot->mutex);
+				report_other_epoch(epoch_ms, db_epoch);
+			}
+		}
 		gen = pg_atomic_read_u32(&db->gen);
 		if (unlikely(slot->gen != gen))
+		{
+			if (slot->probe_pending)
+			{
+				SpinLockRelease(&slot->mutex);
+				slot_probe(seqid);
+				continue;
+			}
 			slot_restart(slot, db, gen);
+		}
 
 		now_us = shardid_clock_now_us();
 		now_ms = shardid_floor_div(now_us, 1000);
@@ -551,7 +819,9 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			SpinLockRelease(&slot->mutex);
 			shardid_report(SHARDID_BEFORE_EPOCH, now_ms, epoch_ms, shard, value10);
 		}
-		lead = unlikely(slot->fenced) ? fence_slack : 1;
+		lead = 1;
+		if (unlikely(slot->fenced))
+			lead = slot->start_slack > 0 ? slot->start_slack : fence_slack;
 		rule = shardid_rule_decide(slot->last, slot->last_block,
 								   slot_value_taken(slot, value10),
 								   now_ms - epoch_ms, block, lead,
@@ -566,7 +836,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			{
 				int64		fence = guard_fence_read(db);
 
-				if (unlikely(issue > fence))
+				if (unlikely(issue > fence) && !xact_fence_covers(issue))
 				{
 					/* nothing past the fence until it is durable */
 					SpinLockRelease(&slot->mutex);
@@ -625,4 +895,107 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		SpinLockRelease(&slot->mutex);
 		guard_sleep_until(wait_until + epoch_ms, now_us);
 	}
+}
+
+int64
+shardid_guard_epoch(void)
+{
+	return stored_epoch();
+}
+
+/* The fence's relid, locked, or the documented error. */
+static Oid
+fence_lock_or_error(void)
+{
+	Oid			relid = shardid_fence_lock(true);
+
+	if (!OidIsValid(relid) ||
+		!OidIsValid(shardid_fence_member(SHARDID_EPOCH_RELNAME)))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension shardid is older than version 1.2 in database \"%s\"",
+						get_database_name(MyDatabaseId)),
+				 errhint("Run ALTER EXTENSION shardid UPDATE in this database.")));
+	if (shardid_fence_is_transactional(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the durable fence of database \"%s\" was created in this transaction",
+						get_database_name(MyDatabaseId)),
+				 errhint("Commit the CREATE EXTENSION or ALTER EXTENSION first.")));
+	return relid;
+}
+
+void
+shardid_guard_set_epoch(int64 epoch_ms)
+{
+	Oid			relid = fence_lock_or_error();
+	Oid			epoch_relid = shardid_fence_member(SHARDID_EPOCH_RELNAME);
+	GuardDb    *db = shardid_shared ? shardid_db_current() : NULL;
+	int64		high = shardid_seq_read(relid);
+	int64		old_epoch = stored_epoch();
+
+	if (db != NULL)
+		high = Max(high, shardid_db_known_max(db));
+
+	if (high >= 0 && epoch_ms != old_epoch)
+	{
+		/*
+		 * The database has issued IDs.  Their fields, and the fence, stay
+		 * as they are; a later epoch gives smaller fields, and the clock
+		 * under it must not be further behind the fence than a start
+		 * waits for.
+		 */
+		int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+		int64		behind = high - (now_ms - epoch_ms);
+
+		if (behind > fence_slack)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("epoch %s would put the clock %lld ms behind the durable fence",
+							shardid_unix_ms_to_str(epoch_ms), (long long) behind),
+					 errdetail("Database \"%s\" has issued IDs up to time field %lld under the epoch %s; under the new epoch the clock gives time field %lld.",
+							   get_database_name(MyDatabaseId), (long long) high,
+							   shardid_unix_ms_to_str(old_epoch),
+							   (long long) (now_ms - epoch_ms)),
+					 errhint("Choose an epoch at or before %s.",
+							 shardid_unix_ms_to_str(now_ms - high + fence_slack))));
+	}
+
+	shardid_seq_write(epoch_relid, epoch_ms);
+	shardid_fence_flush();
+	shardid_fence_unlock(relid);
+	ereport(LOG,
+			(errmsg("epoch of database \"%s\" set to %s (was %s)",
+					get_database_name(MyDatabaseId),
+					shardid_unix_ms_to_str(epoch_ms),
+					shardid_unix_ms_to_str(old_epoch))));
+
+	request_reload();
+	reload_at_xact_end = true;
+}
+
+int64
+shardid_guard_fence_set(int64 field)
+{
+	Oid			relid = fence_lock_or_error();
+	GuardDb    *db = shardid_shared ? shardid_db_current() : NULL;
+	int64		old = shardid_seq_read(relid);
+	int64		target = field;
+
+	if (db != NULL)
+	{
+		(void) io_lock_wait(db);
+		target = shardid_db_lower(db, field);
+	}
+	shardid_seq_write(relid, target);
+	shardid_fence_flush();
+	if (db != NULL)
+		LWLockRelease(db->io_lock);
+	shardid_fence_unlock(relid);
+
+	ereport(LOG,
+			(errmsg("durable fence of database \"%s\" lowered from time field %lld to %lld",
+					get_database_name(MyDatabaseId),
+					(long long) old, (long long) target)));
+	return old;
 }

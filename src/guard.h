@@ -24,9 +24,14 @@ extern SHARDID_INTERNAL void shardid_guard_define(void);
 			shardid_shmem_require(); \
 	} while (0)
 
+/* epoch_ms of shardid_guard_next: the database's own epoch */
+#define SHARDID_EPOCH_OF_DATABASE	INT64_MIN
+
 /*
  * The ID for sequence value `value` of sequence seqid in the current
- * database.  The caller has checked shard and epoch and called nextval.
+ * database, under epoch_ms (Unix ms), which must be the database's, or
+ * SHARDID_EPOCH_OF_DATABASE.  The caller has checked shard and epoch and
+ * called nextval.
  */
 extern SHARDID_INTERNAL int64 shardid_guard_next(Oid seqid, int32 shard,
 												 int64 value, int64 epoch_ms);
@@ -36,6 +41,20 @@ extern SHARDID_INTERNAL int64 shardid_guard_next(Oid seqid, int32 shard,
  * ALTER EXTENSION UPDATE and CREATE EXTENSION, which create the fence.
  */
 extern SHARDID_INTERNAL void shardid_guard_reload_fence(void);
+
+/*
+ * The database's epoch (Unix ms), and setting it (shardid_set_epoch: the
+ * caller has checked the argument and the privilege).
+ */
+extern SHARDID_INTERNAL int64 shardid_guard_epoch(void);
+extern SHARDID_INTERNAL void shardid_guard_set_epoch(int64 epoch_ms);
+
+/*
+ * Write field as the current database's fence, even below the stored one,
+ * and lower what shared memory knows to it (shardid_fence_set; the caller
+ * checked the privilege and the tables).  Returns the old fence.
+ */
+extern SHARDID_INTERNAL int64 shardid_guard_fence_set(int64 field);
 
 /* shardid.fence_lead, for the statistics */
 extern SHARDID_INTERNAL int shardid_fence_lead;

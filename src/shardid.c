@@ -20,6 +20,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_extension.h"
+#include "commands/dbcommands.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
 #include "catalog/pg_class_d.h"
 #include "commands/sequence.h"
 #include "common/int.h"
@@ -29,6 +33,7 @@
 #include "utils/builtins.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 #include "clock.h"
@@ -49,6 +54,9 @@ PG_FUNCTION_INFO_V1(shardid_horizon);
 PG_FUNCTION_INFO_V1(shardid_to_shortcode);
 PG_FUNCTION_INFO_V1(shardid_from_shortcode);
 PG_FUNCTION_INFO_V1(shardid_fence_reload);
+PG_FUNCTION_INFO_V1(shardid_epoch);
+PG_FUNCTION_INFO_V1(shardid_set_epoch);
+PG_FUNCTION_INFO_V1(shardid_fence_set);
 
 static void checked_sequences_invalidate(Datum arg, Oid relid);
 
@@ -222,7 +230,7 @@ shardid_next(PG_FUNCTION_ARGS)
 	int32		shard = PG_GETARG_INT32(0);
 	Oid			seqid = PG_GETARG_OID(1);
 	int64		epoch_ms = PG_NARGS() > 2 ? epoch_arg(fcinfo, 2) :
-		SHARDID_DEFAULT_EPOCH_UNIX_MS;
+		SHARDID_EPOCH_OF_DATABASE;
 	int64		value;
 
 	check_shard(shard);
@@ -232,9 +240,9 @@ shardid_next(PG_FUNCTION_ARGS)
 
 	/*
 	 * Refuse an explicit epoch in the future, or a clock past its horizon,
-	 * before spending a sequence value.  The default epoch is in the past
-	 * on any sane clock, so the usual call skips this clock reading; the
-	 * guard checks the horizon again for every ID either way.
+	 * before spending a sequence value.  The database's epoch was checked
+	 * when it was set, so the usual call skips this clock reading; the
+	 * guard checks the epoch and the horizon for every ID either way.
 	 */
 	if (PG_NARGS() > 2)
 	{
@@ -434,4 +442,85 @@ shardid_fence_reload(PG_FUNCTION_ARGS)
 {
 	shardid_guard_reload_fence();
 	PG_RETURN_VOID();
+}
+
+/*
+ * shardid_epoch() -> timestamptz: the epoch of the current database's IDs.
+ */
+Datum
+shardid_epoch(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_guard_epoch()));
+}
+
+/* The owner of extension shardid, or InvalidOid. */
+static Oid
+extension_owner(void)
+{
+	Oid			extoid = get_extension_oid("shardid", true);
+	HeapTuple	tuple;
+	Oid			owner = InvalidOid;
+
+	if (!OidIsValid(extoid))
+		return InvalidOid;
+	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
+	if (HeapTupleIsValid(tuple))
+	{
+		owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
+		ReleaseSysCache(tuple);
+	}
+	return owner;
+}
+
+/*
+ * shardid_set_epoch(epoch timestamptz) -> void: set the epoch of the
+ * current database's IDs; superusers and the extension's owner only.
+ */
+Datum
+shardid_set_epoch(PG_FUNCTION_ARGS)
+{
+	int64		epoch_ms = epoch_arg(fcinfo, 0);
+	int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+
+	if (!superuser() && GetUserId() != extension_owner())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to set the epoch of database \"%s\"",
+						get_database_name(MyDatabaseId)),
+				 errdetail("Only superusers and the owner of extension shardid may set it.")));
+	if (epoch_ms > now_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epoch %s is in the future", shardid_unix_ms_to_str(epoch_ms)),
+				 errdetail("The clock reads %s.", shardid_unix_ms_to_str(now_ms))));
+	if (now_ms > shardid_horizon_ms(epoch_ms))
+		shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, 0, 0);
+
+	shardid_guard_set_epoch(epoch_ms);
+	PG_RETURN_VOID();
+}
+
+/*
+ * shardid_fence_set(field bigint) -> bigint: write the durable fence, even
+ * lower than it is, and return the old one; superusers only, for
+ * shardid_fence_lower, which checks the tables first.
+ */
+Datum
+shardid_fence_set(PG_FUNCTION_ARGS)
+{
+	int64		field = PG_GETARG_INT64(0);
+
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function shardid_fence_set"),
+				 errdetail("Only superusers may lower the durable fence.")));
+	if (field < -1 || field > SHARDID_MAX_TIME_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("time field %lld is out of range", (long long) field),
+				 errdetail("Time fields are -1 (none) to %lld.",
+						   (long long) SHARDID_MAX_TIME_MS)));
+	shardid_guard_require();
+	PG_RETURN_INT64(shardid_guard_fence_set(field));
 }

@@ -120,14 +120,27 @@ dbs_size(void)
 	return mul_size(shardid_max_databases, sizeof(GuardDb));
 }
 
+static int
+memo_count(void)
+{
+	return shardid_max_databases * SHARDID_MEMOS_PER_DB;
+}
+
+static Size
+memos_size(void)
+{
+	return mul_size(memo_count(), sizeof(GuardMemo));
+}
+
 static void
 shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(add_size(add_size(MAXALIGN(slots_size()),
-											 MAXALIGN(dbs_size())),
+	RequestAddinShmemSpace(add_size(add_size(add_size(MAXALIGN(slots_size()),
+													  MAXALIGN(dbs_size())),
+											 MAXALIGN(memos_size())),
 									hash_estimate_size(shardid_max_sequences,
 													   sizeof(GuardHashEntry))));
 	RequestNamedLWLockTranche("shardid", 1);
@@ -143,6 +156,8 @@ db_clear(GuardDb *db)
 	pg_atomic_write_u64(&db->fence, (uint64) INT64CONST(-1));
 	db->start = -1;
 	db->floor = -1;
+	db->start_slack = 0;
+	pg_atomic_write_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 	db->fence_writes = 0;
 	db->fence_write_waits = 0;
 	db->last_used = 0;
@@ -156,6 +171,8 @@ shmem_startup(void)
 	HASHCTL		info;
 	GuardShared *shared;
 	GuardDb    *dbs;
+	GuardMemo  *memos;
+	bool		memos_found;
 
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
@@ -167,13 +184,17 @@ shmem_startup(void)
 
 	shared = ShmemInitStruct("shardid", slots_size(), &found);
 	dbs = ShmemInitStruct("shardid databases", dbs_size(), &dbs_found);
+	memos = ShmemInitStruct("shardid memos", memos_size(), &memos_found);
 	if (!found)
 	{
 		LWLockPadded *fence_locks = GetNamedLWLockTranche("shardid_fence");
 		int			i;
 
-		Assert(!dbs_found);
+		Assert(!dbs_found && !memos_found);
 		shared->dbs = dbs;
+		shared->memos = memos;
+		for (i = 0; i < memo_count(); i++)
+			memos[i].dbid = InvalidOid;
 		shared->lock = &(GetNamedLWLockTranche("shardid"))->lock;
 		shared->slot_count = 0;
 		shared->evictions = 0;
@@ -191,6 +212,7 @@ shmem_startup(void)
 			pg_atomic_init_u32(&db->state, GUARD_FENCE_UNKNOWN);
 			pg_atomic_init_u32(&db->gen, 0);
 			pg_atomic_init_u64(&db->fence, (uint64) INT64CONST(-1));
+			pg_atomic_init_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 			db_clear(db);
 			db->io_lock = &fence_locks[i].lock;
 		}
@@ -261,6 +283,61 @@ shardid_shmem_require(void)
 }
 
 /*
+ * The memo of dbid, or with create a new one (reusing the least recently
+ * used), or NULL.  The caller holds shared->lock exclusively.
+ */
+static GuardMemo *
+memo_find(Oid dbid, bool create)
+{
+	GuardMemo  *memos = shardid_shared->memos;
+	int			victim = -1;
+	int			i;
+
+	for (i = 0; i < memo_count(); i++)
+	{
+		if (memos[i].dbid == dbid)
+			return &memos[i];
+		/* a free memo, else the least recently used */
+		if (victim < 0 ||
+			(memos[victim].dbid != InvalidOid &&
+			 (memos[i].dbid == InvalidOid || memos[i].used < memos[victim].used)))
+			victim = i;
+	}
+	if (!create)
+		return NULL;
+	memos[victim].dbid = dbid;
+	memos[victim].high = -1;
+	return &memos[victim];
+}
+
+/*
+ * The highest field of database entry dbno that any of its slots issued or
+ * started at, its floor and its start; the caller holds shared->lock.
+ */
+static int64
+db_high(int dbno)
+{
+	GuardShared *shared = shardid_shared;
+	GuardDb    *db = &shared->dbs[dbno];
+	int64		high;
+	int			i;
+
+	SpinLockAcquire(&db->mutex);
+	high = Max(db->floor, db->start);
+	SpinLockRelease(&db->mutex);
+	for (i = 0; i < shared->slot_count; i++)
+	{
+		GuardSlot  *slot = &shared->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && slot->dbno == dbno)
+			high = Max(high, slot->last);
+		SpinLockRelease(&slot->mutex);
+	}
+	return high;
+}
+
+/*
  * The database entry of dbid, handed out if need be; the caller holds
  * shared->lock exclusively.  When every entry is taken, the one used least
  * recently is emptied of its slots and reused.
@@ -292,6 +369,16 @@ db_find_or_create(Oid dbid)
 			((db->nslots == 0) == (shared->dbs[victim].nslots == 0) &&
 			 db->last_used < shared->dbs[victim].last_used))
 			victim = i;
+	}
+
+	/* remember how far the victim's database went: see GuardMemo */
+	if (shared->dbs[victim].dbid != InvalidOid &&
+		pg_atomic_read_u32(&shared->dbs[victim].state) != GUARD_FENCE_UNKNOWN)
+	{
+		GuardMemo  *memo = memo_find(shared->dbs[victim].dbid, true);
+
+		memo->high = Max(memo->high, db_high(victim));
+		memo->used = GetCurrentTimestamp();
 	}
 
 	if (shared->dbs[victim].dbid != InvalidOid &&
@@ -326,11 +413,26 @@ db_find_or_create(Oid dbid)
 	 * the locking protocol), so the change of dbid under the mutex is
 	 * what hands the entry over.
 	 */
-	SpinLockAcquire(&shared->dbs[victim].mutex);
-	db_clear(&shared->dbs[victim]);
-	shared->dbs[victim].dbid = dbid;
-	pg_atomic_fetch_add_u32(&shared->dbs[victim].gen, 1);
-	SpinLockRelease(&shared->dbs[victim].mutex);
+	{
+		GuardMemo  *memo = memo_find(dbid, false);
+		GuardDb    *db = &shared->dbs[victim];
+
+		SpinLockAcquire(&db->mutex);
+		db_clear(db);
+		db->dbid = dbid;
+		if (memo != NULL && memo->high >= 0)
+		{
+			/*
+			 * The database was here before: its slots start where they
+			 * stopped, and the fence is read again without moving them.
+			 */
+			db->start = memo->high;
+			db->floor = memo->high;
+			pg_atomic_write_u32(&db->state, GUARD_FENCE_RELOAD);
+		}
+		pg_atomic_fetch_add_u32(&db->gen, 1);
+		SpinLockRelease(&db->mutex);
+	}
 	return victim;
 }
 
@@ -409,9 +511,12 @@ slot_create(const GuardKey *key)
 	slot->key = *key;
 	slot->dbno = dbno;
 	SpinLockAcquire(&db->mutex);
-	slot->gen = pg_atomic_read_u32(&db->gen);
+	/* a gen behind the entry's sends the first call to guard.c's probe */
+	slot->gen = pg_atomic_read_u32(&db->gen) - 1;
+	slot->probe_pending = true;
 	slot->last = Max(db->start, db->floor);
 	slot->fenced = db->start >= 0 && db->start >= db->floor;
+	slot->start_slack = db->start_slack;
 	SpinLockRelease(&db->mutex);
 	slot->last_block = SHARDID_NO_BLOCK;
 	slot->last_issued_ms = GUARD_NEVER;
@@ -520,4 +625,58 @@ shardid_db_current(void)
 	}
 	LWLockRelease(shared->lock);
 	return found;
+}
+
+int64
+shardid_db_lower(GuardDb *db, int64 field)
+{
+	GuardShared *shared = shardid_shared;
+	int			dbno = db - shared->dbs;
+	GuardMemo  *memo;
+	int64		target = field;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	if (db->dbid == MyDatabaseId)
+	{
+		/*
+		 * Never below an ID this server issued: each slot is read and
+		 * lowered under its mutex, which every issuer holds from its
+		 * decision to its update, so none slips in between.
+		 */
+		for (i = 0; i < shared->slot_count; i++)
+		{
+			GuardSlot  *slot = &shared->slots[i];
+
+			SpinLockAcquire(&slot->mutex);
+			if (slot->in_use && slot->dbno == dbno && !slot->fenced &&
+				slot->last_issued_ms != GUARD_NEVER)
+				target = Max(target, slot->last);
+			SpinLockRelease(&slot->mutex);
+		}
+		for (i = 0; i < shared->slot_count; i++)
+		{
+			GuardSlot  *slot = &shared->slots[i];
+
+			SpinLockAcquire(&slot->mutex);
+			if (slot->in_use && slot->dbno == dbno && slot->last > target)
+			{
+				slot->last = target;
+				slot->last_block = SHARDID_NO_BLOCK;
+				slot->fenced = true;
+				memset(slot->taken, 0xFF, sizeof(slot->taken));
+			}
+			SpinLockRelease(&slot->mutex);
+		}
+		SpinLockAcquire(&db->mutex);
+		db->start = Min(db->start, target);
+		db->floor = Min(db->floor, target);
+		pg_atomic_write_u64(&db->fence, (uint64) target);
+		SpinLockRelease(&db->mutex);
+	}
+	memo = memo_find(MyDatabaseId, false);
+	if (memo != NULL)
+		memo->high = Min(memo->high, target);
+	LWLockRelease(shared->lock);
+	return target;
 }

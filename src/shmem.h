@@ -30,6 +30,12 @@
  *	  backend holding it may take shared->lock, never the other way round.
  *	- Eviction holds shared->lock exclusively, then takes the victim's
  *	  mutex: never the other order.
+ *	- The memos (one per database that ever had an entry) are read and
+ *	  written only under shared->lock held exclusively.
+ *	- The durable fence itself is written under a self-conflicting lock
+ *	  on its sequence (fence.c), which every writer of the database takes
+ *	  whichever entry it works through; io_lock only keeps the backends of
+ *	  one entry from queueing there.
  *
  * src/shmem.h
  *
@@ -75,6 +81,8 @@ typedef struct GuardSlot
 	int64		last;			/* last time field issued, or the start */
 	int64		last_block;		/* block of last, or SHARDID_NO_BLOCK */
 	bool		fenced;			/* last is a start at the fence, not an ID */
+	bool		probe_pending;	/* the table's own floor is not read yet */
+	int64		start_slack;	/* lead of a fenced start; 0: the GUC's */
 	int64		last_issued_ms; /* Unix ms of the last ID, or GUARD_NEVER */
 	GuardCounters counters;
 	uint64		taken[GUARD_BITMAP_WORDS];	/* ten-bit values issued in last */
@@ -102,11 +110,32 @@ typedef struct GuardDb
 	pg_atomic_uint64 fence;		/* the durable fence, a time field, as int64 */
 	int64		start;			/* where this database's slots start */
 	int64		floor;			/* last field of its evicted slots */
+	int64		start_slack;	/* how far start may be ahead of the IDs;
+								 * 0: as shardid.fence_lead says */
+	pg_atomic_uint64 epoch;		/* the database's epoch, Unix ms */
 	int64		fence_writes;	/* fence records written */
 	int64		fence_write_waits;	/* calls that waited for a write */
 	TimestampTz last_used;		/* for choosing an entry to reuse */
 	LWLock	   *io_lock;		/* see the locking protocol */
 } GuardDb;
+
+/*
+ * What the server remembers of a database whose entry was reused: the
+ * highest field its slots issued or started at.  When the database comes
+ * back, its slots start there rather than at the stored fence, which lies
+ * ahead of the IDs by up to the lead: so an entry's eviction costs no
+ * wait.  SHARDID_MEMOS_PER_DB memos per database entry; when all are
+ * taken, the least recently used is forgotten, and that database starts
+ * at its stored fence again.
+ */
+typedef struct GuardMemo
+{
+	Oid			dbid;			/* InvalidOid: free */
+	int64		high;
+	TimestampTz used;
+} GuardMemo;
+
+#define SHARDID_MEMOS_PER_DB	16
 
 typedef struct GuardShared
 {
@@ -115,6 +144,7 @@ typedef struct GuardShared
 	int64		evictions;
 	TimestampTz stats_reset;
 	GuardDb    *dbs;			/* shardid.max_databases entries */
+	GuardMemo  *memos;			/* SHARDID_MEMOS_PER_DB times as many */
 	GuardSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* shardid.max_sequences */
 } GuardShared;
 
@@ -128,6 +158,9 @@ extern SHARDID_INTERNAL void shardid_shmem_define(void);
 
 /* Raise the documented error unless shared memory is set up. */
 extern SHARDID_INTERNAL void shardid_shmem_require(void);
+
+/* The default epoch of a database, before its own is read. */
+#define GUARD_DEFAULT_EPOCH		SHARDID_DEFAULT_EPOCH_UNIX_MS
 
 /* A fence value stored in an atomic, and back. */
 static inline int64
@@ -150,6 +183,14 @@ extern SHARDID_INTERNAL void shardid_shmem_reset_counters(void);
  * at, and its floor: what the server knows was issued there.
  */
 extern SHARDID_INTERNAL int64 shardid_db_known_max(GuardDb *db);
+
+/*
+ * Lower everything database entry db knows it issued or started at, and
+ * its published fence, to field, or to the largest field a slot of db
+ * issued since this server started if that is later: for
+ * shardid_fence_lower.  Returns the field it lowered to.
+ */
+extern SHARDID_INTERNAL int64 shardid_db_lower(GuardDb *db, int64 field);
 
 /* The database entry of the current database, or NULL if it has none. */
 extern SHARDID_INTERNAL GuardDb *shardid_db_current(void);

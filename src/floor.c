@@ -1,0 +1,171 @@
+/*-------------------------------------------------------------------------
+ *
+ * floor.c
+ *	  The table's own floor: the largest ID already in the column that a
+ *	  sequence numbers, read from its index.
+ *
+ * The durable fence lives in the extension's sequence, so it is lost with
+ * the extension (DROP EXTENSION, then CREATE EXTENSION after a restart)
+ * and is missing from dumps of part of a database (pg_dump -t, -n).  The
+ * table is a durable record of its own IDs, carried by every path that
+ * carries its rows.  When the guard first meets a sequence (a new slot),
+ * it reads the largest ID of the column the sequence is OWNED BY, and
+ * issues nothing at or before that ID's time field.
+ *
+ * One index probe: the column must lead a valid, non-partial B-tree index
+ * with the built-in int8 operator class, so that no user code runs (the
+ * probe reads as the server, whoever calls shardid_next).  A column
+ * without one is not read, and the sequence keeps the fence alone.  Rows
+ * are seen as the latest snapshot sees them.
+ *
+ * src/floor.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/skey.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/dependency.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
+#include "catalog/pg_opfamily_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/tuptable.h"
+#include "nodes/pg_list.h"
+#include "storage/lmgr.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "compat.h"
+#include "floor.h"
+
+/* Can index read the largest value of column attno, as the server? */
+static bool
+index_leads_with(Relation index, AttrNumber attno)
+{
+	Form_pg_index form = index->rd_index;
+
+	return index->rd_rel->relam == BTREE_AM_OID &&
+		form->indisvalid && form->indisready && form->indislive &&
+		form->indnatts >= 1 && form->indkey.values[0] == attno &&
+		heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+		index->rd_opfamily[0] == INTEGER_BTREE_FAM_OID &&
+		index->rd_opcintype[0] == INT8OID;
+}
+
+/* The largest non-null value of column attno of heap, via index. */
+static bool
+index_max(Relation heap, Relation index, AttrNumber attno, int64 *max)
+{
+	ScanKeyData key;
+	IndexScanDesc scan;
+	TupleTableSlot *slot;
+	Snapshot	snapshot;
+	bool		found = false;
+	ScanDirection dir;
+
+	/* the largest value is last in an ascending index, first in a DESC one */
+	dir = (index->rd_indoption[0] & INDOPTION_DESC) ?
+		ForwardScanDirection : BackwardScanDirection;
+
+	ScanKeyEntryInitialize(&key, SK_ISNULL | SK_SEARCHNOTNULL, 1,
+						   InvalidStrategy, InvalidOid, InvalidOid,
+						   InvalidOid, (Datum) 0);
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	slot = table_slot_create(heap, NULL);
+	scan = shardid_index_beginscan(heap, index, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	if (index_getnext_slot(scan, dir, slot))
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(slot, attno, &isnull);
+
+		if (!isnull)
+		{
+			*max = DatumGetInt64(d);
+			found = true;
+		}
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	return found;
+}
+
+/* The largest time field in column attname of plain table relid, or -1. */
+static int64
+leaf_floor(Oid relid, const char *attname)
+{
+	Relation	heap;
+	AttrNumber	attno;
+	List	   *indexes;
+	ListCell   *lc;
+	int64		result = -1;
+
+	heap = table_open(relid, AccessShareLock);
+	attno = get_attnum(relid, attname);
+	if (attno <= 0 || TupleDescAttr(RelationGetDescr(heap), attno - 1)->atttypid != INT8OID)
+	{
+		table_close(heap, AccessShareLock);
+		return -1;
+	}
+	indexes = RelationGetIndexList(heap);
+	foreach(lc, indexes)
+	{
+		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		int64		max;
+		bool		usable = index_leads_with(index, attno);
+
+		if (usable && index_max(heap, index, attno, &max))
+			result = Max(result, max >> SHARDID_TIME_SHIFT);
+		index_close(index, AccessShareLock);
+		if (usable)
+			break;
+	}
+	list_free(indexes);
+	table_close(heap, AccessShareLock);
+	return result;
+}
+
+int64
+shardid_table_floor(Oid seqid)
+{
+	Oid			tableid;
+	int32		colid;
+	char	   *attname;
+	char		relkind;
+	int64		result = -1;
+
+	if (!sequenceIsOwned(seqid, DEPENDENCY_AUTO, &tableid, &colid) &&
+		!sequenceIsOwned(seqid, DEPENDENCY_INTERNAL, &tableid, &colid))
+		return -1;
+	attname = get_attname(tableid, (AttrNumber) colid, true);
+	if (attname == NULL)
+		return -1;
+
+	relkind = get_rel_relkind(tableid);
+	if (relkind == RELKIND_RELATION)
+		result = leaf_floor(tableid, attname);
+	else if (relkind == RELKIND_PARTITIONED_TABLE)
+	{
+		/* every leaf, by the column's name: attnums differ between them */
+		List	   *rels = find_all_inheritors(tableid, AccessShareLock, NULL);
+		ListCell   *lc;
+
+		foreach(lc, rels)
+		{
+			if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_RELATION)
+				result = Max(result, leaf_floor(lfirst_oid(lc), attname));
+		}
+		list_free(rels);
+	}
+	return result;
+}
