@@ -16,7 +16,10 @@ OBJS = \
 PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
 
 EXTENSION = shardid
-DATA = shardid--1.0.sql shardid--1.0--1.1.sql
+# The released scripts, frozen, and the current version's install script,
+# made from sql/extension/ (see the rule below).
+DATA = shardid--1.0.sql shardid--1.0--1.1.sql shardid--1.1--1.2.sql
+DATA_built = shardid--1.2.sql
 
 REGRESS = setup codec errors shortcode markings next properties provision adopt partitions
 REGRESS_OPTS = --load-extension=shardid
@@ -35,6 +38,11 @@ endif
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The install script of the current version: sql/extension/*.sql in the
+# order of their numbers, a blank line between two files.
+$(DATA_built): $(sort $(wildcard $(srcdir)/sql/extension/*.sql))
+	awk 'FNR == 1 && NR > 1 { print "" } { print }' $^ >$@
 
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard $(srcdir)/src/*.h)

@@ -1,0 +1,32 @@
+/* shardid--1.2.sql, made by the Makefile from the files in sql/extension */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION shardid" to load this file. \quit
+
+--
+-- sql/extension/ holds the current definition of every object of shardid,
+-- one file per object or small group, numbered in dependency order; the
+-- Makefile joins them, in that order, into the install script of the
+-- current version.  A change to an object goes here and, as the change
+-- only, into the next release's update script, shardid--A--B.sql.
+--
+
+--
+-- Generating
+--
+
+CREATE FUNCTION shardid_next(shard pg_catalog.int4, seq pg_catalog.regclass)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'shardid_next'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+CREATE FUNCTION shardid_next(shard pg_catalog.int4, seq pg_catalog.regclass,
+                             epoch pg_catalog.timestamptz)
+RETURNS pg_catalog.int8
+AS 'MODULE_PATHNAME', 'shardid_next'
+LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION shardid_next(pg_catalog.int4, pg_catalog.regclass) IS
+'new ID for a logical shard from the clock and nextval(seq) mod 1024, never repeated; epoch 2011-01-01 UTC';
+COMMENT ON FUNCTION shardid_next(pg_catalog.int4, pg_catalog.regclass, pg_catalog.timestamptz) IS
+'new ID for a logical shard from the clock and nextval(seq) mod 1024, never repeated';
