@@ -198,6 +198,7 @@ shmem_startup(void)
 		shared->lock = &(GetNamedLWLockTranche("shardid"))->lock;
 		shared->slot_count = 0;
 		shared->evictions = 0;
+		memset(&shared->evicted, 0, sizeof(GuardCounters));
 		shared->stats_reset = GetCurrentTimestamp();
 		for (i = 0; i < shardid_max_sequences; i++)
 		{
@@ -280,6 +281,17 @@ shardid_shmem_require(void)
 {
 	if (!shardid_shared || !guard_htab)
 		shardid_report_not_preloaded();
+}
+
+/* Add what one slot counted to sum (shardid_stats_info's evicted_*). */
+static inline void
+counters_add(GuardCounters *sum, const GuardCounters *c)
+{
+	sum->issued += c->issued;
+	sum->exhausted_waits += c->exhausted_waits;
+	sum->clock_waits += c->clock_waits;
+	sum->clock_refusals += c->clock_refusals;
+	sum->fence_waits += c->fence_waits;
 }
 
 /*
@@ -397,6 +409,7 @@ db_find_or_create(Oid dbid)
 			{
 				slot->in_use = false;
 				old = slot->key;
+				counters_add(&shared->evicted, &slot->counters);
 			}
 			SpinLockRelease(&slot->mutex);
 			if (drop)
@@ -482,6 +495,7 @@ slot_create(const GuardKey *key)
 		int64		old_last = slot->last;
 
 		slot->in_use = false;
+		counters_add(&shared->evicted, &slot->counters);
 		SpinLockRelease(&slot->mutex);
 
 		SpinLockAcquire(&old_db->mutex);
@@ -578,6 +592,7 @@ shardid_shmem_reset_counters(void)
 		SpinLockRelease(&shared->dbs[i].mutex);
 	}
 	shared->evictions = 0;
+	memset(&shared->evicted, 0, sizeof(GuardCounters));
 	shared->stats_reset = GetCurrentTimestamp();
 	LWLockRelease(shared->lock);
 }

@@ -142,6 +142,7 @@ typedef struct GuardShared
 	LWLock	   *lock;
 	int			slot_count;		/* slots handed out so far */
 	int64		evictions;
+	GuardCounters evicted;		/* what evicted slots had counted */
 	TimestampTz stats_reset;
 	GuardDb    *dbs;			/* shardid.max_databases entries */
 	GuardMemo  *memos;			/* SHARDID_MEMOS_PER_DB times as many */

@@ -136,8 +136,8 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 {
 	GuardShared *shared;
 	TupleDesc	tupdesc;
-	Datum		values[5];
-	bool		nulls[5] = {0};
+	Datum		values[9];
+	bool		nulls[9] = {0};
 	int64		floor = -1;
 	int			entries = 0;
 	int			i;
@@ -158,8 +158,8 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 		GuardDb    *db = &shared->dbs[i];
 
 		SpinLockAcquire(&db->mutex);
-		if (db->dbid != InvalidOid)
-			floor = Max(floor, db->floor);
+		if (db->dbid != InvalidOid && db->floor >= 0)
+			floor = Max(floor, db->floor + (int64) pg_atomic_read_u64(&db->epoch));
 		SpinLockRelease(&db->mutex);
 	}
 	values[0] = Int32GetDatum(entries);
@@ -168,9 +168,16 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 	if (floor < 0)
 		nulls[3] = true;
 	else
-		values[3] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(floor + SHARDID_DEFAULT_EPOCH_UNIX_MS));
+		values[3] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(floor));
 	values[4] = TimestampTzGetDatum(shared->stats_reset);
+	/* 1.2: what the slots counted before they were evicted */
+	values[5] = Int64GetDatum(shared->evicted.exhausted_waits);
+	values[6] = Int64GetDatum(shared->evicted.clock_waits);
+	values[7] = Int64GetDatum(shared->evicted.clock_refusals);
+	values[8] = Int64GetDatum(shared->evicted.fence_waits);
 	LWLockRelease(shared->lock);
+
+	/* 1.0 and 1.1 declare the first five columns: the tuple has as many */
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
