@@ -1,22 +1,27 @@
 # Copyright: see the shardid LICENSE.
 #
-# 080_upgrade.pl: ALTER EXTENSION shardid UPDATE from 1.0 to 1.1.
+# 080_upgrade.pl: ALTER EXTENSION shardid UPDATE from 1.0 to 1.1 to 1.2.
 #
-# A server that installed the 1.1 package runs the 1.1 library for every
-# database, while each database's SQL stays at 1.0 until someone runs
-# ALTER EXTENSION shardid UPDATE there.  This test is that server:
+# A server that installed a new package runs the new library for every
+# database, while each database's SQL stays at its version until someone
+# runs ALTER EXTENSION shardid UPDATE there.  This test is that server:
 #   - a database created at 1.0 is used: tables with shardid_next
 #     defaults, IDs issued, statistics; shardid_next warns that the
 #     database has no durable fence yet;
 #   - the state file the 1.0 library wrote at its last clean shutdown is
-#     honoured by the 1.1 library until the database has a fence;
-#   - ALTER EXTENSION shardid UPDATE brings it to 1.1, and its catalog then
-#     equals that of a database where 1.1 was installed fresh: extension
-#     members, function signatures and markings, grants and comments;
+#     honoured by the new library until the database has a fence;
+#   - ALTER EXTENSION shardid UPDATE TO '1.1' brings it to 1.1, and its
+#     catalog then equals that of a database where 1.1 was installed
+#     fresh;
 #   - the update writes a fence past the IDs issued under 1.0, so that a
 #     kill -9 right after it, with the clock set back, repeats none of
 #     them;
-#   - IDs go on without a repeat across the update.
+#   - IDs go on without a repeat across the update;
+#   - ALTER EXTENSION shardid UPDATE TO '1.2', from 1.0 by way of 1.1 and
+#     from a fresh 1.1, gives the catalog of a fresh 1.2 install (whose
+#     script the Makefile makes from sql/extension/): members, full
+#     function definitions, markings, settings, sequence parameters,
+#     grants and comments, compared as text.
 
 use strict;
 use warnings;
@@ -37,36 +42,46 @@ set_clock($clock, 0);
 if ($have_faketime) { start_faked($node, $clock); }
 else { $node->start; }
 
-# The catalog of extension shardid in one database, as text: what is in
-# it, every function's signature and markings, privileges and comments.
+# The catalog of extension shardid in one database, as text, one line (or
+# one function definition) per row, sorted: its members and their comments,
+# every function's full definition (pg_get_functiondef: arguments, result,
+# language, markings, settings, body) with its markings again and its
+# privileges, every relation's kind, privileges and view definition, the
+# sequences' parameters (not their values), the columns, and what pg_dump
+# carries as configuration.
 my $catalog_query = q{
-SELECT pg_describe_object(d.classid, d.objid, 0)
-       || coalesce(' comment=' || obj_description(d.objid, d.classid::regclass::text), '')
-  FROM pg_depend d
- WHERE d.refclassid = 'pg_extension'::regclass
-   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid')
-   AND d.deptype = 'e'
+WITH member AS (
+	SELECT d.classid, d.objid
+	  FROM pg_depend d
+	 WHERE d.refclassid = 'pg_extension'::regclass
+	   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid')
+	   AND d.deptype = 'e')
+SELECT pg_describe_object(m.classid, m.objid, 0)
+       || coalesce(' comment=' || obj_description(m.objid, m.classid::regclass::text), '')
+  FROM member m
 UNION ALL
-SELECT format('function %s returns %s %s strict=%s parallel=%s secdef=%s lang=%s src=%s bin=%s config=%s acl=%s',
-              p.oid::regprocedure, pg_get_function_result(p.oid), p.provolatile,
-              p.proisstrict, p.proparallel, p.prosecdef, l.lanname,
-              md5(p.prosrc), p.probin, p.proconfig, p.proacl)
+SELECT format('function %s volatile=%s strict=%s parallel=%s config=%s acl=%s%s',
+              p.oid::regprocedure, p.provolatile, p.proisstrict, p.proparallel,
+              p.proconfig, p.proacl, E'\n' || pg_get_functiondef(p.oid))
   FROM pg_proc p
-  JOIN pg_language l ON l.oid = p.prolang
-  JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'shardid'
+  JOIN member m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
 UNION ALL
-SELECT format('relation %s kind=%s acl=%s persistence=%s def=%s',
+SELECT format('relation %s kind=%s acl=%s persistence=%s%s',
               c.oid::regclass, c.relkind, c.relacl, c.relpersistence,
-              CASE c.relkind WHEN 'v' THEN md5(pg_get_viewdef(c.oid)) END)
+              CASE c.relkind WHEN 'v' THEN E'\n' || pg_get_viewdef(c.oid) END)
   FROM pg_class c
-  JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'shardid'
+  JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
+UNION ALL
+SELECT format('sequence %s owner=%s type=%s start=%s min=%s max=%s increment=%s cycle=%s cache=%s',
+              c.oid::regclass, s.sequenceowner, s.data_type, s.start_value, s.min_value,
+              s.max_value, s.increment_by, s.cycle, s.cache_size)
+  FROM pg_sequences s
+  JOIN pg_class c ON c.relname = s.sequencename AND c.relnamespace = s.schemaname::regnamespace
+  JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
 UNION ALL
 SELECT format('column %s.%s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod))
   FROM pg_attribute a
-  JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = a.attrelid AND d.deptype = 'e'
-  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'shardid'
+  JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = a.attrelid
  WHERE a.attnum > 0 AND NOT a.attisdropped
 UNION ALL
 SELECT format('config %s %s', c::regclass, x)
@@ -100,9 +115,9 @@ like($err, qr/WARNING:  database "postgres" has no durable fence for shardid/,
 is( $node->safe_psql(
 		'postgres', q{SELECT ids_issued FROM shardid_stats WHERE sequence = 'posts_id_seq'::regclass}),
 	'200000',
-	'1.0: the 1.0 statistics view works with the 1.1 library');
+	'1.0: the 1.0 statistics view works with the new library');
 
-# 1b. The restart that installs the 1.1 library reads the state file the
+# 1b. The restart that installs the new library reads the state file the
 #     1.0 library wrote at its clean shutdown: 1.0 kept uniqueness across
 #     restarts with that file alone, and the database has no fence yet.
 #     Write such a file, for posts_id_seq, 4 s past its last ID, as if the
@@ -132,16 +147,16 @@ SELECT min(extract(epoch FROM shardid_created_at(id)) * 1000) > $v1_last_ms
   FROM posts WHERE phase = '1.0 after restart';
 SELECT ids_issued, clock_waits >= 1 FROM shardid_stats WHERE sequence = 'posts_id_seq'::regclass}),
 	"t\n201000|t",
-	'1.0: the 1.1 library keeps where the 1.0 state file left each sequence, and its counters');
+	'1.0: the new library keeps where the 1.0 state file left each sequence, and its counters');
 
 # 2. The update, and a fresh 1.1 install to compare it with.
-$node->safe_psql('postgres', 'ALTER EXTENSION shardid UPDATE');
+$node->safe_psql('postgres', q{ALTER EXTENSION shardid UPDATE TO '1.1'});
 is($node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
-	'1.1', 'ALTER EXTENSION shardid UPDATE brings it to 1.1');
-$node->safe_psql('postgres', 'CREATE DATABASE fresh');
-$node->safe_psql('fresh', 'CREATE EXTENSION shardid');
+	'1.1', q{ALTER EXTENSION shardid UPDATE TO '1.1' brings it to 1.1});
+$node->safe_psql('postgres', 'CREATE DATABASE fresh11');
+$node->safe_psql('fresh11', q{CREATE EXTENSION shardid VERSION '1.1'});
 my $updated = $node->safe_psql('postgres', $catalog_query);
-my $fresh = $node->safe_psql('fresh', $catalog_query);
+my $fresh = $node->safe_psql('fresh11', $catalog_query);
 is($updated, $fresh,
 	'the updated catalog equals a fresh 1.1 install: members, signatures, markings, grants, comments');
 like($fresh, qr/^sequence shardid_fence/m, 'the comparison covers the 1.1 objects');
@@ -160,7 +175,7 @@ $node->safe_psql('postgres',
 	q{INSERT INTO posts (phase) SELECT '1.1' FROM generate_series(1, 100000)});
 SKIP:
 {
-	skip 'libfaketime is not installed (Debian package "faketime")', 3
+	skip 'libfaketime is not installed (Debian package "faketime")', 1
 	  unless $have_faketime;
 	kill9_and_reap($node);
 	set_clock($clock, -5);
@@ -184,6 +199,34 @@ SELECT fence_waits IS NOT NULL, clock_waits + fence_waits >= 1
   FROM shardid_stats WHERE sequence = 'posts_id_seq'::regclass}),
 	$have_faketime ? 't|t' : 't|f',
 	'1.1: the statistics view has fence_waits; the restart behind the fence waited');
+
+# 5. 1.2.  The database above, made at 1.0 and updated to 1.1, is updated
+#    to 1.2, and so is the database made at 1.1; both must then have the
+#    catalog of a database where 1.2 was installed fresh, from the script
+#    the Makefile makes of sql/extension/.
+$node->safe_psql('postgres', q{ALTER EXTENSION shardid UPDATE TO '1.2'});
+$node->safe_psql('fresh11', q{ALTER EXTENSION shardid UPDATE TO '1.2'});
+$node->safe_psql('postgres', 'CREATE DATABASE fresh12');
+$node->safe_psql('fresh12', 'CREATE EXTENSION shardid');
+my $fresh12 = $node->safe_psql('fresh12', $catalog_query);
+like($fresh12, qr/^extension 1\.2 /m, 'CREATE EXTENSION shardid installs 1.2');
+is($node->safe_psql('postgres', $catalog_query), $fresh12,
+	'1.0 updated to 1.1 and then to 1.2 has the catalog of a fresh 1.2 install');
+is($node->safe_psql('fresh11', $catalog_query), $fresh12,
+	'1.1 updated to 1.2 has the catalog of a fresh 1.2 install');
+like($fresh12, qr/^function shardid_fence_lower\(timestamp with time zone\) volatile=v strict=t parallel=u /m,
+	'the comparison covers the 1.2 functions');
+is(join(' ', sort $fresh12 =~ /^config (\S+) $/mg), 'shardid_epoch shardid_fence shardid_fence_lead',
+	'the epoch and the fence\'s lead are extension configuration too (pg_dump carries them)');
+
+$node->safe_psql('postgres',
+	q{INSERT INTO posts (phase) SELECT '1.2' FROM generate_series(1, 100000)});
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) = count(DISTINCT id) FROM posts;
+SELECT min(id) > (SELECT max(id) FROM posts WHERE phase <> '1.2') FROM posts WHERE phase = '1.2'}),
+	"t\nt",
+	'1.2: IDs go on after the update, above every earlier one, without a repeat');
 
 $node->stop;
 done_testing();
