@@ -32,5 +32,12 @@ SELECT name, version, superuser, trusted, relocatable
 SELECT has_function_privilege('public', 'shardid_stats_reset()', 'EXECUTE') AS public_may_reset,
        has_function_privilege('public', 'shardid_next(integer, regclass)', 'EXECUTE') AS public_may_generate;
 
+-- Setting the epoch and moving the fence are not granted to PUBLIC;
+-- reading the epoch is.
+SELECT has_function_privilege('public', 'shardid_epoch()', 'EXECUTE') AS public_may_read_epoch,
+       has_function_privilege('public', 'shardid_set_epoch(timestamptz)', 'EXECUTE') AS public_may_set_epoch,
+       has_function_privilege('public', 'shardid_fence_set(bigint)', 'EXECUTE') AS public_may_set_fence,
+       has_function_privilege('public', 'shardid_fence_lower(timestamptz)', 'EXECUTE') AS public_may_lower_fence;
+
 -- shardid_decode gives three named columns.
 SELECT * FROM shardid_decode(0) WHERE false;
