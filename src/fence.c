@@ -110,8 +110,8 @@ extension_schema(Oid extoid)
  * that name that is not the extension's own is refused: it was found by
  * name, and could have been put there by anyone with CREATE on the schema.
  */
-Oid
-shardid_fence_member(const char *relname)
+static Oid
+member_lookup(const char *relname)
 {
 	Oid			extoid = get_extension_oid("shardid", true);
 	Oid			nspid;
@@ -136,6 +136,47 @@ shardid_fence_member(const char *relname)
 				 errdetail("It must be a logged sequence that belongs to extension shardid."),
 				 errhint("Drop or rename the relation and run ALTER EXTENSION shardid UPDATE.")));
 	return relid;
+}
+
+/*
+ * The sequences found, per backend (a backend serves one database).  A
+ * relcache invalidation of one of them (DROP EXTENSION, ALTER, a rollback
+ * of their creation) or of all relations forgets them all; a sequence not
+ * found is looked up again each time.
+ */
+static const char *const member_names[] = {
+	SHARDID_FENCE_RELNAME, SHARDID_EPOCH_RELNAME, SHARDID_LEAD_RELNAME
+};
+#define MEMBER_COUNT lengthof(member_names)
+static Oid	member_cache[MEMBER_COUNT];
+
+void
+shardid_fence_invalidate(Oid relid)
+{
+	int			i;
+	bool		hit = !OidIsValid(relid);
+
+	for (i = 0; i < (int) MEMBER_COUNT; i++)
+		hit |= member_cache[i] == relid;
+	if (hit)
+		memset(member_cache, 0, sizeof(member_cache));
+}
+
+Oid
+shardid_fence_member(const char *relname)
+{
+	int			i;
+
+	for (i = 0; i < (int) MEMBER_COUNT; i++)
+	{
+		if (strcmp(member_names[i], relname) == 0)
+		{
+			if (!OidIsValid(member_cache[i]))
+				member_cache[i] = member_lookup(relname);
+			return member_cache[i];
+		}
+	}
+	return member_lookup(relname);
 }
 
 Oid

@@ -28,6 +28,12 @@
  */
 extern SHARDID_INTERNAL Oid shardid_fence_member(const char *relname);
 
+/*
+ * Forget the sequences found by shardid_fence_member if relid is one of
+ * them (InvalidOid: all relations); from a relcache callback.
+ */
+extern SHARDID_INTERNAL void shardid_fence_invalidate(Oid relid);
+
 /* The fence sequence of the current database, as shardid_fence_member. */
 extern SHARDID_INTERNAL Oid shardid_fence_relid(void);
 

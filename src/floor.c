@@ -31,6 +31,8 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/dependency.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_index.h"
@@ -40,6 +42,7 @@
 #include "executor/tuptable.h"
 #include "nodes/pg_list.h"
 #include "storage/lmgr.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -135,6 +138,44 @@ leaf_floor(Oid relid, const char *attname)
 	return result;
 }
 
+/*
+ * The column sequence seqid belongs to: OWNED BY (an automatic dependency)
+ * or identity (internal), as sequenceIsOwned() tells, in one scan of
+ * pg_depend rather than one per kind.
+ */
+static bool
+owning_column(Oid seqid, Oid *tableid, int32 *colid)
+{
+	Relation	rel;
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		found = false;
+
+	rel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(RelationRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(seqid));
+	scan = systable_beginscan(rel, DependDependerIndexId, true, NULL, 2, key);
+	while (!found && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
+
+		if (dep->refclassid == RelationRelationId &&
+			dep->refobjsubid > 0 &&
+			(dep->deptype == DEPENDENCY_AUTO || dep->deptype == DEPENDENCY_INTERNAL))
+		{
+			*tableid = dep->refobjid;
+			*colid = dep->refobjsubid;
+			found = true;
+		}
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 int64
 shardid_table_floor(Oid seqid)
 {
@@ -144,8 +185,7 @@ shardid_table_floor(Oid seqid)
 	char		relkind;
 	int64		result = -1;
 
-	if (!sequenceIsOwned(seqid, DEPENDENCY_AUTO, &tableid, &colid) &&
-		!sequenceIsOwned(seqid, DEPENDENCY_INTERNAL, &tableid, &colid))
+	if (!owning_column(seqid, &tableid, &colid))
 		return -1;
 	attname = get_attname(tableid, (AttrNumber) colid, true);
 	if (attname == NULL)

@@ -38,6 +38,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "fence.h"
 #include "guard.h"
 #include "report.h"
 
@@ -216,6 +217,7 @@ checked_sequences_invalidate(Datum arg, Oid relid)
 		if (!OidIsValid(relid) || checked_sequences[i].seqid == relid)
 			checked_sequences[i].seqid = InvalidOid;
 	}
+	shardid_fence_invalidate(relid);
 }
 
 /*
