@@ -746,42 +746,45 @@ report_refusal(Oid seqid, bool fenced, int64 last, int64 last_epoch,
 			 errhint("Fix the clock, or wait until it passes the last issued millisecond.  Use slewing, not stepping, for NTP.")));
 }
 
+/* What a call waited for, counted in its slot once it issues. */
+#define WAITED_EXHAUSTED	0x1
+#define WAITED_CLOCK		0x2
+#define WAITED_FENCE		0x4
+
 int64
 shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 {
-	GuardShared *shared = shardid_shared;
 	int64		block = shardid_seq_block(value);
 	uint32		value10 = (uint32) shardid_seq_slot(value);
-	bool		waited_exhausted = false;
-	bool		waited_clock = false;
-	bool		waited_fence = false;
+	int			word = value10 / 64;
+	uint64		bit = UINT64CONST(1) << (value10 % 64);
+	uint64		key = guard_key_word(MyDatabaseId, seqid);
+	int			waited = 0;
 
 	for (;;)
 	{
 		GuardSlot  *slot = slot_of(seqid);
 		GuardDb    *db;
 		uint32		state;
-		uint32		gen;
 		ShardidRule rule;
 		int64		now_us;
 		int64		now_ms;
 		int64		issue = 0;
 		int64		wait_until = 0;
 		int64		regression = 0;
-		int64		lead;
+		int64		lead = 1;
 		int64		db_epoch;
 		bool		refresh = false;
 
 		SpinLockAcquire(&slot->mutex);
-		if (unlikely(!slot->in_use || slot->key.seqid != seqid ||
-					 slot->key.dbid != MyDatabaseId))
+		if (unlikely(guard_slot_key_word(slot) != key))
 		{
 			/* evicted since this backend found it */
 			SpinLockRelease(&slot->mutex);
 			slot_forget(seqid);
 			continue;
 		}
-		db = &shared->dbs[slot->dbno];
+		db = slot->db;
 		state = pg_atomic_read_u32(&db->state);
 		if (unlikely(state != GUARD_FENCE_LOADED && state != GUARD_FENCE_NONE))
 		{
@@ -800,8 +803,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 				report_other_epoch(epoch_ms, db_epoch);
 			}
 		}
-		gen = pg_atomic_read_u32(&db->gen);
-		if (unlikely(slot->gen != gen))
+		if (unlikely(slot->gen != pg_atomic_read_u32(&db->gen)))
 		{
 			if (slot->probe_pending)
 			{
@@ -809,7 +811,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 				slot_probe(seqid);
 				continue;
 			}
-			slot_restart(slot, db, gen);
+			slot_restart(slot, db, pg_atomic_read_u32(&db->gen));
 		}
 
 		now_us = shardid_clock_now_us();
@@ -819,11 +821,8 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			SpinLockRelease(&slot->mutex);
 			shardid_report(SHARDID_BEFORE_EPOCH, now_ms, epoch_ms, shard, value10);
 		}
-		lead = 1;
-		if (unlikely(slot->fenced))
-			lead = slot->start_slack > 0 ? slot->start_slack : fence_slack;
 		rule = shardid_rule_decide(slot->last, slot->last_block,
-								   slot_value_taken(slot, value10),
+								   (slot->taken[word] & bit) != 0,
 								   now_ms - epoch_ms, block, lead,
 								   guard_max_clock_regression,
 								   &issue, &wait_until, &regression);
@@ -854,23 +853,38 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 
 			if (issue != slot->last || block != slot->last_block)
 				memset(slot->taken, 0, sizeof(slot->taken));
-			slot->taken[value10 / 64] |= UINT64CONST(1) << (value10 % 64);
+			slot->taken[word] |= bit;
 			slot->last = issue;
 			slot->last_block = block;
 			slot->fenced = false;
 			slot->last_issued_ms = issue + epoch_ms;
 			c->issued++;
-			if (unlikely(waited_exhausted | waited_clock | waited_fence))
+			if (unlikely(waited != 0))
 			{
-				c->exhausted_waits += waited_exhausted;
-				c->clock_waits += waited_clock;
-				c->fence_waits += waited_fence;
+				c->exhausted_waits += (waited & WAITED_EXHAUSTED) != 0;
+				c->clock_waits += (waited & WAITED_CLOCK) != 0;
+				c->fence_waits += (waited & WAITED_FENCE) != 0;
 			}
 			SpinLockRelease(&slot->mutex);
 
 			if (unlikely(refresh))
 				guard_fence_advance(db, issue, false);
 			return shardid_id_from_field(issue, shard, (int32) value10);
+		}
+
+		/*
+		 * The lead only tells a wait from a clock fault, never whether to
+		 * issue: a start at the fence is judged by the lead it was written
+		 * with.
+		 */
+		if (slot->fenced)
+		{
+			lead = slot->start_slack > 0 ? slot->start_slack : fence_slack;
+			rule = shardid_rule_decide(slot->last, slot->last_block,
+									   (slot->taken[word] & bit) != 0,
+									   now_ms - epoch_ms, block, lead,
+									   guard_max_clock_regression,
+									   &issue, &wait_until, &regression);
 		}
 
 		if (rule == SHARDID_REFUSE)
@@ -887,11 +901,11 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		}
 
 		if (rule == SHARDID_WAIT_CLOCK)
-			waited_clock = true;
+			waited |= WAITED_CLOCK;
 		else if (slot->fenced)
-			waited_fence = true;
+			waited |= WAITED_FENCE;
 		else
-			waited_exhausted = true;
+			waited |= WAITED_EXHAUSTED;
 		SpinLockRelease(&slot->mutex);
 		guard_sleep_until(wait_until + epoch_ms, now_us);
 	}

@@ -168,8 +168,9 @@ static CheckedSequence checked_sequences[CHECKED_CACHE_SIZE];
  * lock nextval takes (RowExclusiveLock, which also brings in pending
  * invalidations), so that a concurrent DROP cannot slip in between the
  * check and nextval.  Once per transaction: see remember_sequence().
+ * Returns whether it was already checked in this transaction.
  */
-static void
+static bool
 check_sequence(Oid seqid)
 {
 	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
@@ -177,7 +178,7 @@ check_sequence(Oid seqid)
 
 	if (checked->seqid == seqid && checked->lxid == SHARDID_MY_LXID &&
 		OidIsValid(seqid))
-		return;
+		return true;
 
 	LockRelationOid(seqid, RowExclusiveLock);
 	relkind = get_rel_relkind(seqid);
@@ -194,6 +195,7 @@ check_sequence(Oid seqid)
 				 errmsg("\"%s\" is not a sequence", relname ? relname : "?"),
 				 errhint("Pass the sequence that numbers this table's IDs.")));
 	}
+	return false;
 }
 
 /* After nextval succeeded on seqid: skip check_sequence until commit. */
@@ -234,11 +236,12 @@ shardid_next(PG_FUNCTION_ARGS)
 	int64		epoch_ms = PG_NARGS() > 2 ? epoch_arg(fcinfo, 2) :
 		SHARDID_EPOCH_OF_DATABASE;
 	int64		value;
+	bool		checked;
 
 	check_shard(shard);
 	shardid_guard_require();
 
-	check_sequence(seqid);
+	checked = check_sequence(seqid);
 
 	/*
 	 * Refuse an explicit epoch in the future, or a clock past its horizon,
@@ -261,7 +264,8 @@ shardid_next(PG_FUNCTION_ARGS)
 
 	/* The caller's rights: nextval's own USAGE/UPDATE check. */
 	value = nextval_internal(seqid, true);
-	remember_sequence(seqid);
+	if (!checked)
+		remember_sequence(seqid);
 
 	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, epoch_ms));
 }

@@ -204,6 +204,7 @@ shmem_startup(void)
 		{
 			SpinLockInit(&shared->slots[i].mutex);
 			shared->slots[i].in_use = false;
+			memset(&shared->slots[i].key, 0, sizeof(GuardKey));
 		}
 		for (i = 0; i < shardid_max_databases; i++)
 		{
@@ -409,6 +410,7 @@ db_find_or_create(Oid dbid)
 			{
 				slot->in_use = false;
 				old = slot->key;
+				memset(&slot->key, 0, sizeof(GuardKey));
 				counters_add(&shared->evicted, &slot->counters);
 			}
 			SpinLockRelease(&slot->mutex);
@@ -495,6 +497,7 @@ slot_create(const GuardKey *key)
 		int64		old_last = slot->last;
 
 		slot->in_use = false;
+		memset(&slot->key, 0, sizeof(GuardKey));
 		counters_add(&shared->evicted, &slot->counters);
 		SpinLockRelease(&slot->mutex);
 
@@ -524,6 +527,7 @@ slot_create(const GuardKey *key)
 	SpinLockAcquire(&slot->mutex);
 	slot->key = *key;
 	slot->dbno = dbno;
+	slot->db = db;
 	SpinLockAcquire(&db->mutex);
 	/* a gen behind the entry's sends the first call to guard.c's probe */
 	slot->gen = pg_atomic_read_u32(&db->gen) - 1;

@@ -71,12 +71,15 @@ typedef struct GuardCounters
 /* 64-bit words in the bitmap of one field's ten-bit values */
 #define GUARD_BITMAP_WORDS	(SHARDID_SEQ_PER_MS / 64)
 
+struct GuardDb;
+
 typedef struct GuardSlot
 {
 	slock_t		mutex;
 	bool		in_use;
-	GuardKey	key;
+	GuardKey	key;			/* all zero while not in use */
 	int			dbno;			/* its database entry */
+	struct GuardDb *db;			/* the same, as a pointer */
 	uint32		gen;			/* the entry's gen this slot started from */
 	int64		last;			/* last time field issued, or the start */
 	int64		last_block;		/* block of last, or SHARDID_NO_BLOCK */
@@ -162,6 +165,22 @@ extern SHARDID_INTERNAL void shardid_shmem_require(void);
 
 /* The default epoch of a database, before its own is read. */
 #define GUARD_DEFAULT_EPOCH		SHARDID_DEFAULT_EPOCH_UNIX_MS
+
+/*
+ * A slot's key as one word, compared on the hot path in one instruction:
+ * a slot not in use has key 0, which no sequence has.
+ */
+static inline uint64
+guard_key_word(Oid dbid, Oid seqid)
+{
+	return ((uint64) dbid << 32) | (uint64) seqid;
+}
+
+static inline uint64
+guard_slot_key_word(const GuardSlot *slot)
+{
+	return guard_key_word(slot->key.dbid, slot->key.seqid);
+}
 
 /* A fence value stored in an atomic, and back. */
 static inline int64
