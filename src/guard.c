@@ -610,7 +610,7 @@ slot_restart(GuardSlot *slot, GuardDb *db, uint32 gen)
 		slot->last_block = SHARDID_NO_BLOCK;
 		slot->fenced = true;
 		/* which values the start holds is not known: take them all */
-		memset(slot->taken, 0xFF, sizeof(slot->taken));
+		guard_slot_take_all(slot);
 	}
 	slot->gen = gen;
 }
@@ -626,13 +626,6 @@ guard_sleep_until(int64 unix_ms, int64 now_us)
 	int64		us = unix_ms * 1000 - now_us;
 
 	guard_pause(Min(us, GUARD_MAX_SLEEP_US));
-}
-
-/* Was this ten-bit value issued in the slot's last field? */
-static inline bool
-slot_value_taken(const GuardSlot *slot, uint32 value10)
-{
-	return (slot->taken[value10 / 64] & (UINT64CONST(1) << (value10 % 64))) != 0;
 }
 
 /* The slot of seqid in this database, as this backend remembers it. */
@@ -678,7 +671,7 @@ slot_probe(Oid seqid)
 			slot->last = found;
 			slot->last_block = SHARDID_NO_BLOCK;
 			slot->fenced = false;
-			memset(slot->taken, 0xFF, sizeof(slot->taken));
+			guard_slot_take_all(slot);
 		}
 	}
 	SpinLockRelease(&slot->mutex);
@@ -822,7 +815,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			shardid_report(SHARDID_BEFORE_EPOCH, now_ms, epoch_ms, shard, value10);
 		}
 		rule = shardid_rule_decide(slot->last, slot->last_block,
-								   (slot->taken[word] & bit) != 0,
+								   guard_slot_taken(slot, word, bit),
 								   now_ms - epoch_ms, block, lead,
 								   guard_max_clock_regression,
 								   &issue, &wait_until, &regression);
@@ -852,8 +845,8 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			}
 
 			if (issue != slot->last || block != slot->last_block)
-				memset(slot->taken, 0, sizeof(slot->taken));
-			slot->taken[word] |= bit;
+				slot->taken_words = 0;
+			guard_slot_take(slot, word, bit);
 			slot->last = issue;
 			slot->last_block = block;
 			slot->fenced = false;
@@ -881,7 +874,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		{
 			lead = slot->start_slack > 0 ? slot->start_slack : fence_slack;
 			rule = shardid_rule_decide(slot->last, slot->last_block,
-									   (slot->taken[word] & bit) != 0,
+									   guard_slot_taken(slot, word, bit),
 									   now_ms - epoch_ms, block, lead,
 									   guard_max_clock_regression,
 									   &issue, &wait_until, &regression);

@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -60,6 +61,7 @@ PG_FUNCTION_INFO_V1(shardid_set_epoch);
 PG_FUNCTION_INFO_V1(shardid_fence_set);
 
 static void checked_sequences_invalidate(Datum arg, Oid relid);
+static void checked_sequences_xact(XactEvent event, void *arg);
 
 void		_PG_init(void);
 
@@ -68,6 +70,7 @@ _PG_init(void)
 {
 	shardid_guard_define();
 	CacheRegisterRelcacheCallback(checked_sequences_invalidate, (Datum) 0);
+	RegisterXactCallback(checked_sequences_xact, NULL);
 }
 
 /*
@@ -151,17 +154,24 @@ id_arg(FunctionCallInfo fcinfo, int argno)
  * no other session can drop it or turn it into something else meanwhile.
  * This session can: DROP SEQUENCE in the same transaction, or a rollback
  * to a savepoint taken before the sequence was created.  Both send a
- * relcache invalidation for it, which forgets the check.
+ * relcache invalidation for it, which forgets the check.  The end of the
+ * transaction forgets them all.
  */
 #define CHECKED_CACHE_SIZE 64
 
-typedef struct CheckedSequence
-{
-	Oid			seqid;
-	LocalTransactionId lxid;
-} CheckedSequence;
+static Oid	checked_sequences[CHECKED_CACHE_SIZE];
+static bool checked_any = false;
 
-static CheckedSequence checked_sequences[CHECKED_CACHE_SIZE];
+/* The end of the transaction forgets every check. */
+static void
+checked_sequences_xact(XactEvent event, void *arg)
+{
+	if (checked_any)
+	{
+		memset(checked_sequences, 0, sizeof(checked_sequences));
+		checked_any = false;
+	}
+}
 
 /*
  * Make sure seqid names a sequence, with a clear error if not.  Takes the
@@ -173,10 +183,9 @@ static CheckedSequence checked_sequences[CHECKED_CACHE_SIZE];
 static bool
 check_sequence(Oid seqid)
 {
-	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
 	char		relkind;
 
-	if (checked->seqid == seqid && checked->lxid == SHARDID_MY_LXID &&
+	if (checked_sequences[seqid % CHECKED_CACHE_SIZE] == seqid &&
 		OidIsValid(seqid))
 		return true;
 
@@ -202,10 +211,8 @@ check_sequence(Oid seqid)
 static void
 remember_sequence(Oid seqid)
 {
-	CheckedSequence *checked = &checked_sequences[seqid % CHECKED_CACHE_SIZE];
-
-	checked->seqid = seqid;
-	checked->lxid = SHARDID_MY_LXID;
+	checked_sequences[seqid % CHECKED_CACHE_SIZE] = seqid;
+	checked_any = true;
 }
 
 /* Relcache invalidation: forget the checks of relid (or of all). */
@@ -216,8 +223,8 @@ checked_sequences_invalidate(Datum arg, Oid relid)
 
 	for (i = 0; i < CHECKED_CACHE_SIZE; i++)
 	{
-		if (!OidIsValid(relid) || checked_sequences[i].seqid == relid)
-			checked_sequences[i].seqid = InvalidOid;
+		if (!OidIsValid(relid) || checked_sequences[i] == relid)
+			checked_sequences[i] = InvalidOid;
 	}
 	shardid_fence_invalidate(relid);
 }

@@ -540,7 +540,7 @@ slot_create(const GuardKey *key)
 	slot->last_issued_ms = GUARD_NEVER;
 	memset(&slot->counters, 0, sizeof(GuardCounters));
 	/* which values the start holds is not known: take them all */
-	memset(slot->taken, 0xFF, sizeof(slot->taken));
+	guard_slot_take_all(slot);
 	slot->in_use = true;
 	SpinLockRelease(&slot->mutex);
 	return slotno;
@@ -683,7 +683,7 @@ shardid_db_lower(GuardDb *db, int64 field)
 				slot->last = target;
 				slot->last_block = SHARDID_NO_BLOCK;
 				slot->fenced = true;
-				memset(slot->taken, 0xFF, sizeof(slot->taken));
+				guard_slot_take_all(slot);
 			}
 			SpinLockRelease(&slot->mutex);
 		}

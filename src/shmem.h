@@ -88,6 +88,7 @@ typedef struct GuardSlot
 	int64		start_slack;	/* lead of a fenced start; 0: the GUC's */
 	int64		last_issued_ms; /* Unix ms of the last ID, or GUARD_NEVER */
 	GuardCounters counters;
+	uint32		taken_words;	/* which words of taken hold bits */
 	uint64		taken[GUARD_BITMAP_WORDS];	/* ten-bit values issued in last */
 } GuardSlot;
 
@@ -173,13 +174,49 @@ extern SHARDID_INTERNAL void shardid_shmem_require(void);
 static inline uint64
 guard_key_word(Oid dbid, Oid seqid)
 {
-	return ((uint64) dbid << 32) | (uint64) seqid;
+	GuardKey	key = {dbid, seqid};
+	uint64		word;
+
+	StaticAssertStmt(sizeof(GuardKey) == sizeof(uint64), "GuardKey is one word");
+	memcpy(&word, &key, sizeof(word));
+	return word;
 }
 
 static inline uint64
 guard_slot_key_word(const GuardSlot *slot)
 {
-	return guard_key_word(slot->key.dbid, slot->key.seqid);
+	uint64		word;
+
+	memcpy(&word, &slot->key, sizeof(word));
+	return word;
+}
+
+/*
+ * The bitmap of ten-bit values a slot issued in its last field.  A new
+ * field empties it with one store (taken_words = 0): a word of taken is
+ * read only when its bit in taken_words says it was written since.
+ */
+static inline bool
+guard_slot_taken(const GuardSlot *slot, int word, uint64 bit)
+{
+	return ((slot->taken_words >> word) & 1) != 0 && (slot->taken[word] & bit) != 0;
+}
+
+static inline void
+guard_slot_take(GuardSlot *slot, int word, uint64 bit)
+{
+	uint64		old = ((slot->taken_words >> word) & 1) ? slot->taken[word] : 0;
+
+	slot->taken[word] = old | bit;
+	slot->taken_words |= (uint32) 1 << word;
+}
+
+/* A start whose values are not known: every value counts as taken. */
+static inline void
+guard_slot_take_all(GuardSlot *slot)
+{
+	memset(slot->taken, 0xFF, sizeof(slot->taken));
+	slot->taken_words = ((uint32) 1 << GUARD_BITMAP_WORDS) - 1;
 }
 
 /* A fence value stored in an atomic, and back. */
