@@ -767,6 +767,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		int64		regression = 0;
 		int64		lead = 1;
 		int64		db_epoch;
+		bool		taken;
 		bool		refresh = false;
 
 		SpinLockAcquire(&slot->mutex);
@@ -814,8 +815,10 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			SpinLockRelease(&slot->mutex);
 			shardid_report(SHARDID_BEFORE_EPOCH, now_ms, epoch_ms, shard, value10);
 		}
-		rule = shardid_rule_decide(slot->last, slot->last_block,
-								   guard_slot_taken(slot, word, bit),
+		/* the bitmap matters only when the clock has not passed last */
+		taken = now_ms - epoch_ms <= slot->last &&
+			guard_slot_taken(slot, word, bit);
+		rule = shardid_rule_decide(slot->last, slot->last_block, taken,
 								   now_ms - epoch_ms, block, lead,
 								   guard_max_clock_regression,
 								   &issue, &wait_until, &regression);
@@ -873,8 +876,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		if (slot->fenced)
 		{
 			lead = slot->start_slack > 0 ? slot->start_slack : fence_slack;
-			rule = shardid_rule_decide(slot->last, slot->last_block,
-									   guard_slot_taken(slot, word, bit),
+			rule = shardid_rule_decide(slot->last, slot->last_block, taken,
 									   now_ms - epoch_ms, block, lead,
 									   guard_max_clock_regression,
 									   &issue, &wait_until, &regression);
