@@ -831,14 +831,17 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			{
 				int64		fence = guard_fence_read(db);
 
-				if (unlikely(issue > fence) && !xact_fence_covers(issue))
+				if (unlikely(issue > fence - fence_margin))
 				{
-					/* nothing past the fence until it is durable */
-					SpinLockRelease(&slot->mutex);
-					guard_fence_advance(db, issue, true);
-					continue;
+					if (issue > fence && !xact_fence_covers(issue))
+					{
+						/* nothing past the fence until it is durable */
+						SpinLockRelease(&slot->mutex);
+						guard_fence_advance(db, issue, true);
+						continue;
+					}
+					refresh = true;
 				}
-				refresh = issue > fence - fence_margin;
 			}
 			if (unlikely(issue > SHARDID_MAX_TIME_MS))
 			{
