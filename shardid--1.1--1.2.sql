@@ -55,7 +55,7 @@ AS 'MODULE_PATHNAME', 'shardid_fence_set'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION shardid_fence_set(pg_catalog.int8) IS
-'internal, called by shardid_fence_lower: write the durable fence of this database to a time field even if lower, reset shared memory to it, and return the old fence';
+'internal, called by shardid_fence_lower: write the durable fence of this database down to a time field, or to the last field this server issued there if later, reset shared memory to it, and return the field written';
 
 REVOKE ALL ON FUNCTION shardid_fence_set(pg_catalog.int8) FROM PUBLIC;
 
@@ -74,7 +74,7 @@ DECLARE
 	max_id pg_catalog.int8;
 	top_id pg_catalog.int8;
 	top record;
-	old pg_catalog.int8;
+	lowered pg_catalog.int8;
 	msg pg_catalog.text;
 BEGIN
 	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r
@@ -131,12 +131,15 @@ BEGIN
 			HINT = 'Choose a time at or after that ID.';
 	END IF;
 
-	old := @extschema@.shardid_fence_set(target_field);
-	msg := pg_catalog.format('durable fence of database %I lowered from time field %s to %s',
-							 pg_catalog.current_database(), old, target_field);
+	-- never below an ID this server issued since it started, either
+	lowered := @extschema@.shardid_fence_set(target_field);
+	msg := pg_catalog.format('durable fence of database "%s" lowered to time field %s (%s)',
+							 pg_catalog.current_database(), lowered,
+							 @extschema@.shardid_created_at(lowered OPERATOR(pg_catalog.<<) 23,
+															@extschema@.shardid_epoch()));
 	RAISE LOG '%', msg;
 	RAISE NOTICE '%', msg;
-	RETURN target_field;
+	RETURN lowered;
 END
 $fn$;
 
@@ -144,6 +147,29 @@ COMMENT ON FUNCTION shardid_fence_lower(pg_catalog.timestamptz) IS
 'superuser only: lower the durable fence of this database to target, refusing to go below any ID in its columns that default to shardid_next; IDs that have left the database it cannot know';
 
 REVOKE ALL ON FUNCTION shardid_fence_lower(pg_catalog.timestamptz) FROM PUBLIC;
+
+--
+-- What evicted entries had counted: waits after more sequences or
+-- databases than shared memory holds are seen
+--
+
+DROP FUNCTION shardid_stats_info();
+
+CREATE FUNCTION shardid_stats_info(OUT entries pg_catalog.int4,
+                                   OUT max_sequences pg_catalog.int4,
+                                   OUT evictions pg_catalog.int8,
+                                   OUT floor_ms pg_catalog.timestamptz,
+                                   OUT stats_reset pg_catalog.timestamptz,
+                                   OUT evicted_exhausted_waits pg_catalog.int8,
+                                   OUT evicted_clock_waits pg_catalog.int8,
+                                   OUT evicted_clock_refusals pg_catalog.int8,
+                                   OUT evicted_fence_waits pg_catalog.int8)
+RETURNS pg_catalog.record
+AS 'MODULE_PATHNAME', 'shardid_stats_info'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION shardid_stats_info() IS
+'size of the guard''s table, its evictions, what the evicted entries had counted, and the last counter reset';
 
 -- the fence is read again, with its lead
 SELECT @extschema@.shardid_fence_reload();

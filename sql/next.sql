@@ -64,23 +64,30 @@ SELECT max(c) <= 1024 AS at_most_1024_per_ms, max(blocks) AS blocks_per_ms
   FROM (SELECT id >> 23 AS ms, count(*) AS c, count(DISTINCT issued_value / 1024) AS blocks
           FROM next_posts GROUP BY 1) x;
 
--- Explicit epoch: the time is counted from it.  Read with the default
--- epoch (2011-01-01), the same ID is exactly the distance between the two
--- epochs earlier.
+-- The epoch is the database's (shardid_set_epoch, default 2011-01-01):
+-- shardid_next without one uses it, and the same epoch given explicitly
+-- is accepted.
 CREATE SEQUENCE next_epoch_seq;
-SELECT shardid_created_at(id, '2020-01-01+00') >= date_trunc('milliseconds', b) AND
-       shardid_created_at(id, '2020-01-01+00') <= date_trunc('milliseconds', clock_timestamp()) + interval '1 ms'
-       AS explicit_epoch,
-       shardid_created_at(id, '2020-01-01+00') - shardid_created_at(id)
-         = timestamptz '2020-01-01+00' - timestamptz '2011-01-01+00' AS default_epoch_reads_epochs_apart
-  FROM (SELECT clock_timestamp() AS b, shardid_next(3, 'next_epoch_seq', '2020-01-01+00') AS id OFFSET 0) x;
+SELECT shardid_epoch() AS database_epoch;
+SELECT shardid_created_at(id, shardid_epoch()) >= date_trunc('milliseconds', b) AND
+       shardid_created_at(id, shardid_epoch()) <= date_trunc('milliseconds', clock_timestamp()) + interval '1 ms'
+       AS explicit_own_epoch
+  FROM (SELECT clock_timestamp() AS b, shardid_next(3, 'next_epoch_seq', '2011-01-01+00') AS id OFFSET 0) x;
 
--- One sequence under two epochs: the later epoch's time fields are nine
--- years behind the IDs next_seq already issued, so they would repeat them;
--- the guard compares time fields and refuses, as for a clock nine years
--- back.
-SELECT split_part(err($$SELECT shardid_next(3, 'next_seq', '2020-01-01+00')$$), E'\n', 1) AS second_epoch;
--- Back under its own epoch, next_seq goes on.
+-- Any other epoch is refused, whatever the sequence: an earlier one would
+-- carry the time fields, and the durable fence with them, ahead of the
+-- clock; a later one would give fields the database already used.
+SELECT err($$SELECT shardid_next(3, 'next_epoch_seq', '2020-01-01+00')$$) AS later_epoch;
+SELECT split_part(err($$SELECT shardid_next(3, 'next_seq', '2001-01-01+00')$$), E'\n', 1) AS earlier_epoch;
+
+-- Once the database issued IDs, a later epoch for the whole database is
+-- refused too: the clock would read nine years behind its fence.
+SELECT regexp_replace(split_part(err($$SELECT shardid_set_epoch('2020-01-01+00')$$), E'\n', 1),
+                      '\d+ ms', 'N ms') AS later_database_epoch;
+SELECT split_part(err($$SELECT shardid_set_epoch('infinity')$$), E'\n', 1) AS infinite_epoch;
+SELECT shardid_epoch() AS database_epoch_unchanged;
+
+-- Under its own epoch, next_seq goes on.
 SELECT shardid_next(3, 'next_seq') > max(id) AS own_epoch_goes_on FROM next_posts;
 
 -- A descending sequence works too: seq is the value mod 1024, never negative.

@@ -686,7 +686,7 @@ report_other_epoch(int64 epoch_ms, int64 db_epoch)
 			 errmsg("epoch %s is not the epoch of database \"%s\"",
 					shardid_unix_ms_to_str(epoch_ms),
 					get_database_name(MyDatabaseId)),
-			 errdetail("The database issues IDs under the epoch %s.  Its durable fence is a time field under that epoch, so that no other epoch may be used there.",
+			 errdetail("The database issues IDs under the epoch %s, and its durable fence counts time from it: IDs under another epoch could repeat its IDs or carry its fence ahead of the clock.",
 					   shardid_unix_ms_to_str(db_epoch)),
 			 errhint("Call shardid_next without an epoch.  A superuser or the owner of extension shardid can change the database's epoch with SELECT shardid_set_epoch('%s').",
 					 shardid_unix_ms_to_str(epoch_ms))));
@@ -1009,5 +1009,5 @@ shardid_guard_fence_set(int64 field)
 			(errmsg("durable fence of database \"%s\" lowered from time field %lld to %lld",
 					get_database_name(MyDatabaseId),
 					(long long) old, (long long) target)));
-	return old;
+	return target;
 }

@@ -52,7 +52,8 @@ extern SHARDID_INTERNAL void shardid_guard_set_epoch(int64 epoch_ms);
 /*
  * Write field as the current database's fence, even below the stored one,
  * and lower what shared memory knows to it (shardid_fence_set; the caller
- * checked the privilege and the tables).  Returns the old fence.
+ * checked the privilege and the tables); never below a field this server
+ * issued there since it started.  Returns the field written.
  */
 extern SHARDID_INTERNAL int64 shardid_guard_fence_set(int64 field);
 

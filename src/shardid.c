@@ -515,7 +515,7 @@ shardid_set_epoch(PG_FUNCTION_ARGS)
 
 /*
  * shardid_fence_set(field bigint) -> bigint: write the durable fence, even
- * lower than it is, and return the old one; superusers only, for
+ * lower than it is, and return the field written; superusers only, for
  * shardid_fence_lower, which checks the tables first.
  */
 Datum

@@ -84,7 +84,7 @@ AS 'MODULE_PATHNAME', 'shardid_fence_set'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION shardid_fence_set(pg_catalog.int8) IS
-'internal, called by shardid_fence_lower: write the durable fence of this database to a time field even if lower, reset shared memory to it, and return the old fence';
+'internal, called by shardid_fence_lower: write the durable fence of this database down to a time field, or to the last field this server issued there if later, reset shared memory to it, and return the field written';
 
 REVOKE ALL ON FUNCTION shardid_fence_set(pg_catalog.int8) FROM PUBLIC;
 
@@ -103,7 +103,7 @@ DECLARE
 	max_id pg_catalog.int8;
 	top_id pg_catalog.int8;
 	top record;
-	old pg_catalog.int8;
+	lowered pg_catalog.int8;
 	msg pg_catalog.text;
 BEGIN
 	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r
@@ -160,12 +160,15 @@ BEGIN
 			HINT = 'Choose a time at or after that ID.';
 	END IF;
 
-	old := @extschema@.shardid_fence_set(target_field);
-	msg := pg_catalog.format('durable fence of database %I lowered from time field %s to %s',
-							 pg_catalog.current_database(), old, target_field);
+	-- never below an ID this server issued since it started, either
+	lowered := @extschema@.shardid_fence_set(target_field);
+	msg := pg_catalog.format('durable fence of database "%s" lowered to time field %s (%s)',
+							 pg_catalog.current_database(), lowered,
+							 @extschema@.shardid_created_at(lowered OPERATOR(pg_catalog.<<) 23,
+															@extschema@.shardid_epoch()));
 	RAISE LOG '%', msg;
 	RAISE NOTICE '%', msg;
-	RETURN target_field;
+	RETURN lowered;
 END
 $fn$;
 
