@@ -108,6 +108,8 @@ BEGIN
 								 AND p.proname OPERATOR(pg_catalog.=) 'shardid_next')
 		   AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::pg_catalog."char"[])
 		   AND NOT c.relispartition
+		   -- other sessions' temporary tables (orphans of a crash too) cannot be read
+		   AND NOT pg_catalog.pg_is_other_temp_schema(c.relnamespace)
 		   AND NOT a.attisdropped
 		 GROUP BY ns.nspname, c.relname, a.attname
 		 ORDER BY ns.nspname, c.relname, a.attname

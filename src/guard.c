@@ -294,14 +294,26 @@ db_is_mine(GuardDb *db)
 	return db->dbid == MyDatabaseId;
 }
 
-/* The epoch stored for the current database, Unix ms. */
+/*
+ * The epoch stored for the current database, Unix ms; *free says the
+ * database has no epoch of its own (shardid 1.1, not yet updated), so that
+ * each call keeps its own as it did there.
+ */
 static int64
-stored_epoch(void)
+stored_epoch_of(bool *free)
 {
 	Oid			relid = shardid_fence_member(SHARDID_EPOCH_RELNAME);
 	int64		epoch = OidIsValid(relid) ? shardid_seq_read(relid) : -1;
 
+	if (free)
+		*free = !OidIsValid(relid);
 	return epoch >= 0 ? epoch : SHARDID_DEFAULT_EPOCH_UNIX_MS;
+}
+
+static int64
+stored_epoch(void)
+{
+	return stored_epoch_of(NULL);
 }
 
 /*
@@ -359,6 +371,7 @@ guard_fence_load(GuardDb *db)
 	int64		slack;
 	bool		wrote = false;
 	bool		transactional;
+	bool		epoch_free;
 	uint32		state;
 
 	/* the fence lock first: it may wait, and can be cancelled */
@@ -396,7 +409,7 @@ guard_fence_load(GuardDb *db)
 
 	transactional = shardid_fence_is_transactional(relid);
 	disk = shardid_seq_read(relid);
-	epoch = stored_epoch();
+	epoch = stored_epoch_of(&epoch_free);
 	{
 		Oid			lead_relid = shardid_fence_member(SHARDID_LEAD_RELNAME);
 
@@ -432,6 +445,7 @@ guard_fence_load(GuardDb *db)
 		if (!transactional)
 			pg_atomic_write_u64(&db->fence, (uint64) fence);
 		pg_atomic_write_u64(&db->epoch, (uint64) epoch);
+		db->epoch_free = epoch_free;
 		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
 	}
 	SpinLockRelease(&db->mutex);
@@ -668,6 +682,8 @@ slot_probe(Oid seqid)
 		slot->probe_pending = false;
 		if (found > slot->last)
 		{
+			slot->unprobed_last = slot->last;
+			slot->probed = true;
 			slot->last = found;
 			slot->last_block = SHARDID_NO_BLOCK;
 			slot->fenced = false;
@@ -791,7 +807,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		{
 			if (epoch_ms == SHARDID_EPOCH_OF_DATABASE)
 				epoch_ms = db_epoch;
-			else if (unlikely(state == GUARD_FENCE_LOADED))
+			else if (unlikely(state == GUARD_FENCE_LOADED && !db->epoch_free))
 			{
 				SpinLockRelease(&slot->mutex);
 				report_other_epoch(epoch_ms, db_epoch);
@@ -856,6 +872,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			slot->last = issue;
 			slot->last_block = block;
 			slot->fenced = false;
+			slot->probed = false;
 			slot->last_issued_ms = issue + epoch_ms;
 			c->issued++;
 			if (unlikely(waited != 0))

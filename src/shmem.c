@@ -158,6 +158,7 @@ db_clear(GuardDb *db)
 	db->floor = -1;
 	db->start_slack = 0;
 	pg_atomic_write_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
+	db->epoch_free = false;
 	db->fence_writes = 0;
 	db->fence_write_waits = 0;
 	db->last_used = 0;
@@ -344,7 +345,7 @@ db_high(int dbno)
 
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use && slot->dbno == dbno)
-			high = Max(high, slot->last);
+			high = Max(high, guard_slot_reached(slot));
 		SpinLockRelease(&slot->mutex);
 	}
 	return high;
@@ -494,7 +495,7 @@ slot_create(const GuardKey *key)
 	{
 		GuardDb    *old_db = &shared->dbs[slot->dbno];
 		GuardKey	old = slot->key;
-		int64		old_last = slot->last;
+		int64		old_last = guard_slot_reached(slot);
 
 		slot->in_use = false;
 		memset(&slot->key, 0, sizeof(GuardKey));
@@ -532,6 +533,7 @@ slot_create(const GuardKey *key)
 	/* a gen behind the entry's sends the first call to guard.c's probe */
 	slot->gen = pg_atomic_read_u32(&db->gen) - 1;
 	slot->probe_pending = true;
+	slot->probed = false;
 	slot->last = Max(db->start, db->floor);
 	slot->fenced = db->start >= 0 && db->start >= db->floor;
 	slot->start_slack = db->start_slack;
@@ -619,7 +621,7 @@ shardid_db_known_max(GuardDb *db)
 
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use && slot->dbno == dbno)
-			known = Max(known, slot->last);
+			known = Max(known, guard_slot_reached(slot));
 		SpinLockRelease(&slot->mutex);
 	}
 	LWLockRelease(shared->lock);

@@ -85,6 +85,8 @@ typedef struct GuardSlot
 	int64		last_block;		/* block of last, or SHARDID_NO_BLOCK */
 	bool		fenced;			/* last is a start at the fence, not an ID */
 	bool		probe_pending;	/* the table's own floor is not read yet */
+	bool		probed;			/* last is the table's floor, not issued */
+	int64		unprobed_last;	/* last before the table's floor raised it */
 	int64		start_slack;	/* lead of a fenced start; 0: the GUC's */
 	int64		last_issued_ms; /* Unix ms of the last ID, or GUARD_NEVER */
 	GuardCounters counters;
@@ -117,6 +119,7 @@ typedef struct GuardDb
 	int64		start_slack;	/* how far start may be ahead of the IDs;
 								 * 0: as shardid.fence_lead says */
 	pg_atomic_uint64 epoch;		/* the database's epoch, Unix ms */
+	bool		epoch_free;		/* shardid 1.1 there: every call its own */
 	int64		fence_writes;	/* fence records written */
 	int64		fence_write_waits;	/* calls that waited for a write */
 	TimestampTz last_used;		/* for choosing an entry to reuse */
@@ -217,6 +220,18 @@ guard_slot_take_all(GuardSlot *slot)
 {
 	memset(slot->taken, 0xFF, sizeof(slot->taken));
 	slot->taken_words = ((uint32) 1 << GUARD_BITMAP_WORDS) - 1;
+}
+
+/*
+ * What a slot tells its database it reached: its last field, but not one
+ * raised by the table's floor that it has not issued since.  A table's
+ * rows are whatever its writers put there, a huge ID included: they hold
+ * back their own sequence, never the database's floor or its fence.
+ */
+static inline int64
+guard_slot_reached(const GuardSlot *slot)
+{
+	return slot->probed ? slot->unprobed_last : slot->last;
 }
 
 /* A fence value stored in an atomic, and back. */
