@@ -306,13 +306,20 @@ like(
 	sql_error($node, q{SELECT shardid_next(1, 'horizon')}),
 	qr/^22008: time 2046-\S+ \S+ is past the horizon of the epoch$/,
 	'past the horizon: shardid_next refuses with SQLSTATE 22008');
+# The epoch belongs to the database: a database that never issued an ID
+# may take a later one, and its IDs reach past the default's horizon.
+$node->safe_psql('postgres', 'CREATE DATABASE later_epoch');
+$node->safe_psql(
+	'later_epoch', q{
+CREATE EXTENSION shardid;
+CREATE SEQUENCE horizon;
+SELECT shardid_set_epoch('2030-01-01 00:00:00+00');});
 is( $node->safe_psql(
-		'postgres', q{
-SELECT extract(year FROM shardid_created_at(
-	shardid_next(1, 'horizon', '2030-01-01 00:00:00+00'),
-	'2030-01-01 00:00:00+00'))}),
+		'later_epoch', q{
+SELECT extract(year FROM shardid_created_at(shardid_next(1, 'horizon'),
+	shardid_epoch()))}),
 	'2046',
-	'past the horizon: a later epoch still works');
+	'past the horizon: a database with a later epoch still works');
 
 $node->stop;
 set_offset(0);

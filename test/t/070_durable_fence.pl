@@ -19,8 +19,9 @@
 #   E. pg_dump / pg_restore into a fresh cluster whose clock is 28 s
 #      behind: refused, then normal inserts once the clock passes the fence;
 #   F. pg_upgrade of that cluster, started with the clock behind;
-#   G. one sequence under two epochs, the second one the time the first
-#      run took later: the time fields would meet; they do not;
+#   G. one database, one epoch: a database that takes a custom epoch issues
+#      under it; a second epoch that would make its time fields meet is
+#      refused, by shardid_next and by shardid_set_epoch;
 #   H. under steady load the fence is written once per shardid.fence_lead,
 #      one WAL record each (counted with pg_waldump).
 #
@@ -306,13 +307,17 @@ is(fence_of($upgraded), $fence_before_upgrade, 'F: pg_upgrade carried the fence'
 refused_then_made($upgraded, $upgraded_clock, 'F: pg_upgrade');
 
 # ---------------------------------------------------------------------
-# G. One sequence, two epochs.  E2 = E1 + the time the first run took, so
-#    the second run's time fields start where the first run's did.
+# G. One database, one epoch.  The database takes the epoch 2020-01-01
+#    before its first ID; E2 = that epoch + the time the first run took
+#    would give the second run the first run's time fields: shardid_next
+#    refuses E2 (22023), and so does shardid_set_epoch once IDs exist
+#    (55000): the fields, and the fence, would go back.
 # ---------------------------------------------------------------------
 $upgraded->safe_psql('postgres', 'CREATE DATABASE epochs');
 $upgraded->safe_psql(
 	'epochs', q{
 CREATE EXTENSION shardid;
+SELECT shardid_set_epoch('2020-01-01+00');
 CREATE SEQUENCE ep;
 CREATE TABLE epoch_ids (epoch text NOT NULL, id bigint NOT NULL);
 });
@@ -320,44 +325,50 @@ my $t0 = $upgraded->safe_psql('epochs',
 	q{SELECT date_trunc('milliseconds', clock_timestamp())});
 $upgraded->safe_psql(
 	'epochs', qq{
-INSERT INTO epoch_ids SELECT 'E1', shardid_next(9, 'ep', '2020-01-01+00')
+INSERT INTO epoch_ids SELECT 'E1', shardid_next(9, 'ep')
   FROM generate_series(1, 1000000)});
+is( $upgraded->safe_psql(
+		'epochs', q{
+SELECT bool_and(shardid_created_at(id, '2020-01-01+00')
+                BETWEEN clock_timestamp() - interval '10 minutes' AND clock_timestamp())
+  FROM epoch_ids}),
+	't', 'G: the IDs count time from the database\'s epoch');
 my $e2 = $upgraded->safe_psql(
 	'epochs', qq{
 SELECT timestamptz '2020-01-01+00'
        + (date_trunc('milliseconds', clock_timestamp()) - '$t0'::timestamptz)});
-my $second = sql_error(
-	$upgraded, qq{
+like(
+	sql_error(
+		$upgraded, qq{
 INSERT INTO epoch_ids SELECT 'E2', shardid_next(9, 'ep', '$e2')
-  FROM generate_series(1, 1000000)}, 'epochs');
-like($second, qr/^(no error|55000: .*)$/,
-	'G: the second epoch is waited out or refused with 55000');
-is( $upgraded->safe_psql(
-		'epochs', q{
-SELECT count(*) - count(DISTINCT id) FROM epoch_ids;
-SELECT count(*) FILTER (WHERE epoch = 'E2') IN (0, 1000000) FROM epoch_ids;
-SELECT coalesce(min(id) FILTER (WHERE epoch = 'E2') > max(id) FILTER (WHERE epoch = 'E1'), true)
-  FROM epoch_ids;}),
-	"0\nt\nt",
-	'G: 0 duplicates between the two epochs; the second one\'s time fields follow the first\'s'
-);
-diag "G: second epoch: $second";
+  FROM generate_series(1, 1000000)}, 'epochs'),
+	qr/^22023: epoch .* is not the epoch of database "epochs"$/,
+	'G: a second epoch is refused with 22023');
+like(
+	sql_error($upgraded, qq{SELECT shardid_set_epoch('$e2')}, 'epochs'),
+	qr/^55000: epoch .* would put the clock \d+ ms behind the durable fence$/,
+	'G: the database may not move to it either: 55000');
+$upgraded->safe_psql('epochs',
+	q{INSERT INTO epoch_ids SELECT 'E1-more', shardid_next(9, 'ep') FROM generate_series(1, 100000)});
 
-# After a restart every sequence of a database starts at its fence, which
-# holds time fields: a sequence under a later epoch than the one that set
-# the fence is held back (55000), since nothing durable says that it never
-# issued IDs under the earlier one.
+# After a restart every sequence of the database starts at its fence, and
+# a new one too.
 $upgraded->stop;
 start_faked($upgraded, $upgraded_clock);
 $upgraded->safe_psql('epochs', 'CREATE SEQUENCE later');
-like(
-	sql_error($upgraded, q{SELECT shardid_next(9, 'later', '2024-01-01+00')}, 'epochs'),
-	qr/^55000: system clock is \d+ ms behind the durable fence$/,
-	'G: after a restart, a later epoch than the fence\'s is held back');
-$upgraded->safe_psql('epochs',
-	q{INSERT INTO epoch_ids SELECT 'E1-after', shardid_next(9, 'ep', '2020-01-01+00')});
-is($upgraded->safe_psql('epochs', q{SELECT count(*) - count(DISTINCT id) FROM epoch_ids}),
-	'0', 'G: the epoch that set the fence goes on after the restart');
+$upgraded->safe_psql(
+	'epochs', q{
+INSERT INTO epoch_ids SELECT 'E1-after', shardid_next(9, 'ep') FROM generate_series(1, 100000);
+INSERT INTO epoch_ids SELECT 'later', shardid_next(9, 'later') FROM generate_series(1, 1000);});
+is( $upgraded->safe_psql(
+		'epochs', q{
+SELECT count(*) - count(DISTINCT id) FROM epoch_ids;
+SELECT count(*) FILTER (WHERE epoch = 'E2') FROM epoch_ids;
+SELECT min(id) FILTER (WHERE epoch = 'E1-after') > max(id) FILTER (WHERE epoch IN ('E1', 'E1-more'))
+  FROM epoch_ids;}),
+	"0\n0\nt",
+	'G: 0 duplicates, nothing under the second epoch, and after the restart the IDs follow the ones before'
+);
 
 # ---------------------------------------------------------------------
 # H. Steady load: one fence record per lead, and only one.
