@@ -15,8 +15,9 @@
  * One index probe: the column must lead a valid, non-partial B-tree index
  * with the built-in int8 operator class, so that no user code runs (the
  * probe reads as the server, whoever calls shardid_next).  A column
- * without one is not read, and the sequence keeps the fence alone.  Rows
- * are seen as the latest snapshot sees them.
+ * without one is not read, and the sequence keeps the fence alone, and so
+ * is a table or index that another session holds locked: the probe never
+ * waits.  Rows are seen as the latest snapshot sees them.
  *
  * src/floor.c
  *
@@ -46,6 +47,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "compat.h"
 #include "floor.h"
@@ -113,7 +115,19 @@ leaf_floor(Oid relid, const char *attname)
 	ListCell   *lc;
 	int64		result = -1;
 
-	heap = table_open(relid, AccessShareLock);
+	/*
+	 * Never wait for the table: the probe runs inside an insert, which may
+	 * already hold locks that a DROP or DETACH of a partition waits behind.
+	 * A table locked by someone else is not read; the fence still holds.
+	 */
+	if (!ConditionalLockRelationOid(relid, AccessShareLock))
+		return -1;
+	if (!SearchSysCacheExists1(RELOID, ObjectIdGetDatum(relid)))
+	{
+		UnlockRelationOid(relid, AccessShareLock);
+		return -1;
+	}
+	heap = table_open(relid, NoLock);
 	attno = get_attnum(relid, attname);
 	if (attno <= 0 || TupleDescAttr(RelationGetDescr(heap), attno - 1)->atttypid != INT8OID)
 	{
@@ -123,13 +137,17 @@ leaf_floor(Oid relid, const char *attname)
 	indexes = RelationGetIndexList(heap);
 	foreach(lc, indexes)
 	{
-		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
+		Relation	index;
 		int64		max;
-		bool		usable = index_leads_with(index, attno);
+		bool		usable;
 
+		if (!ConditionalLockRelationOid(lfirst_oid(lc), AccessShareLock))
+			continue;
+		index = index_open(lfirst_oid(lc), NoLock);
+		usable = index_leads_with(index, attno);
 		if (usable && index_max(heap, index, attno, &max))
 			result = Max(result, max >> SHARDID_TIME_SHIFT);
-		index_close(index, AccessShareLock);
+		index_close(index, NoLock);
 		if (usable)
 			break;
 	}
@@ -197,7 +215,7 @@ shardid_table_floor(Oid seqid)
 	else if (relkind == RELKIND_PARTITIONED_TABLE)
 	{
 		/* every leaf, by the column's name: attnums differ between them */
-		List	   *rels = find_all_inheritors(tableid, AccessShareLock, NULL);
+		List	   *rels = find_all_inheritors(tableid, NoLock, NULL);
 		ListCell   *lc;
 
 		foreach(lc, rels)
