@@ -16,7 +16,7 @@
 # deciding the default PostgreSQL version.  Anything they cannot do, they
 # say in one sentence, and stop.
 cluster_die() {
-	echo "$(basename "$0"): $*" >&2
+	echo "$0: $*" >&2
 	return 1
 }
 
@@ -187,7 +187,6 @@ install_packages() {
 			"sudo apt-get install ${missing[*]}"
 		return 1
 	fi
-	echo "installing Debian packages: ${missing[*]} (and what they depend on)"
 	log=$(mktemp)
 	if ! apt-get update -q >"$log" 2>&1; then
 		cat "$log" >&2
@@ -204,6 +203,7 @@ install_packages() {
 			return 1
 		fi
 	done
+	echo "installing Debian packages: ${missing[*]} (and what they depend on)"
 	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 		"${missing[@]}" >"$log" 2>&1; then
 		cat "$log" >&2
