@@ -328,11 +328,17 @@ $upgraded->safe_psql(
 INSERT INTO epoch_ids SELECT 'E1', shardid_next(9, 'ep')
   FROM generate_series(1, 1000000)});
 is( $upgraded->safe_psql(
-		'epochs', q{
-SELECT bool_and(shardid_created_at(id, '2020-01-01+00')
-                BETWEEN clock_timestamp() - interval '10 minutes' AND clock_timestamp())
+		'epochs', qq{
+SELECT min(shardid_created_at(id, '2020-01-01+00')) >= '$t0'::timestamptz,
+       max(shardid_created_at(id, '2020-01-01+00'))
+         <= date_trunc('milliseconds', clock_timestamp()) + interval '1 ms'
   FROM epoch_ids}),
-	't', 'G: the IDs count time from the database\'s epoch');
+	't|t', 'G: the IDs count time from the database\'s epoch')
+  or diag $upgraded->safe_psql(
+	'epochs', qq{
+SELECT '$t0', min(shardid_created_at(id, '2020-01-01+00')),
+       max(shardid_created_at(id, '2020-01-01+00')), clock_timestamp()
+  FROM epoch_ids});
 my $e2 = $upgraded->safe_psql(
 	'epochs', qq{
 SELECT timestamptz '2020-01-01+00'

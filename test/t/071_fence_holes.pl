@@ -45,8 +45,9 @@
 #      old ones: a clock 3 s behind the last ID is refused (55000) or
 #      waited out, never used.  The same without any index is the
 #      documented limit (such a sequence keeps only the fence, which DROP
-#      EXTENSION removed): the test reports what happens there, and marks
-#      its duplicate check TODO unless the guard held the IDs back.
+#      EXTENSION removed; docs/operations.md): the test reports what
+#      happens there, and marks its duplicate check TODO unless the guard
+#      held the IDs back.
 #   4. Partial dumps: pg_dump -n public (table, sequence and the fence's
 #      setval, without CREATE EXTENSION) and pg_dump -t ids -t s (no fence
 #      at all), restored into new databases on a second server whose clock
@@ -492,7 +493,7 @@ for my $indexed (1, 0)
 	TODO:
 	{
 		local $TODO =
-		  'documented limit: a sequence without an int8 column that leads a B-tree index keeps only the fence, which DROP EXTENSION removes'
+		  'documented limit (docs/operations.md, "What carries the fence"): a sequence without an int8 column that leads a B-tree index keeps the fence alone, which DROP EXTENSION removes'
 		  unless $held;
 		is($dups, '0', "$what: 0 duplicates");
 	}
