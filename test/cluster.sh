@@ -145,12 +145,14 @@ cluster_start() {
 		fi
 		# the last "port" line counts
 		echo "port = $port" >>"$dir/postgresql.conf"
-		if as_owner "$PG_BINDIR/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null; then
+		rm -f "$dir/server.log"
+		if as_owner "$PG_BINDIR/pg_ctl" -D "$dir" -l "$dir/server.log" -w start \
+			>/dev/null 2>"$dir.start.log"; then
 			export PGHOST=$dir PGPORT=$port PGUSER=postgres PGDATABASE=postgres
 			return 0
 		fi
 		if [ $fixed = 1 ] || ! grep -qE 'could not (bind|create any TCP/IP)' "$dir/server.log"; then
-			cat "$dir/server.log"
+			cat "$dir.start.log" "$dir/server.log"
 			return 1
 		fi
 		echo "port $port was taken; trying another" >&2
