@@ -92,9 +92,10 @@ for v in $versions; do
 		else
 			cat "$run/demo-$v.log"
 		fi
+		root_run "$dir" bash -c "cd /src/shardid && bash test/run.sh" 2>&1 | tee "$log" || rc=$?
 		# the version the scripts chose must be the one this root is for
-		root_run "$dir" bash -c "cd /src/shardid && [ -x /usr/lib/postgresql/$v/bin/postgres ] &&
-			bash test/run.sh" 2>&1 | tee "$log" || rc=$?
+		grep -qx "== packages (PostgreSQL $v)" "$log" ||
+			{ echo "test/run.sh did not choose PostgreSQL $v" | tee -a "$log"; rc=1; }
 	else
 		echo "could not make or enter the root for PostgreSQL $v" | tee "$log"
 		rc=1
