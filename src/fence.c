@@ -111,7 +111,7 @@ extension_schema(Oid extoid)
  * name, and could have been put there by anyone with CREATE on the schema.
  */
 static Oid
-member_lookup(const char *relname)
+member_lookup(const char *relname, bool quiet)
 {
 	Oid			extoid = get_extension_oid("shardid", true);
 	Oid			nspid;
@@ -129,12 +129,16 @@ member_lookup(const char *relname)
 	if (getExtensionOfObject(RelationRelationId, relid) != extoid ||
 		get_rel_relkind(relid) != RELKIND_SEQUENCE ||
 		get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT)
+	{
+		if (quiet)
+			return InvalidOid;
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("relation \"%s.%s\" is not shardid's own",
 						get_namespace_name(nspid), relname),
 				 errdetail("It must be a logged sequence that belongs to extension shardid."),
 				 errhint("Drop or rename the relation and run ALTER EXTENSION shardid UPDATE.")));
+	}
 	return relid;
 }
 
@@ -172,11 +176,19 @@ shardid_fence_member(const char *relname)
 		if (strcmp(member_names[i], relname) == 0)
 		{
 			if (!OidIsValid(member_cache[i]))
-				member_cache[i] = member_lookup(relname);
+				member_cache[i] = member_lookup(relname, false);
 			return member_cache[i];
 		}
 	}
-	return member_lookup(relname);
+	return member_lookup(relname, false);
+}
+
+bool
+shardid_fence_is(Oid relid)
+{
+	if (!OidIsValid(member_cache[0]))
+		member_cache[0] = member_lookup(SHARDID_FENCE_RELNAME, true);
+	return OidIsValid(relid) && relid == member_cache[0];
 }
 
 Oid

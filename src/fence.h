@@ -34,6 +34,12 @@ extern SHARDID_INTERNAL Oid shardid_fence_member(const char *relname);
  */
 extern SHARDID_INTERNAL void shardid_fence_invalidate(Oid relid);
 
+/*
+ * Is relid the current database's fence?  Never raises an error: for the
+ * object access hook, which sees every DROP.
+ */
+extern SHARDID_INTERNAL bool shardid_fence_is(Oid relid);
+
 /* The fence sequence of the current database, as shardid_fence_member. */
 extern SHARDID_INTERNAL Oid shardid_fence_relid(void);
 

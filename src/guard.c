@@ -53,6 +53,8 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
@@ -113,6 +115,22 @@ static int	guard_debug_fence_write_delay = 0;
 static int64 xact_fence = -1;
 static LocalTransactionId xact_fence_lxid = InvalidLocalTransactionId;
 static bool reload_at_xact_end = false;
+
+/*
+ * This transaction dropped the database's committed fence (DROP EXTENSION,
+ * perhaps to create it again).  A rollback brings that fence back with
+ * its old value, and a crash before the next call would forget any ID
+ * past it: so until the transaction ends, no ID past the published fence
+ * is issued here at all (55000), rather than under a fence a rollback
+ * undoes.  A transaction that creates the extension in a database that
+ * had none may issue under its own fence: without the extension after a
+ * rollback, nothing can issue there.
+ */
+static bool fence_dropped_in_xact = false;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void guard_object_access(ObjectAccessType access, Oid classId,
+								Oid objectId, int subId, void *arg);
 
 static void guard_xact_callback(XactEvent event, void *arg);
 static void guard_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
@@ -175,6 +193,21 @@ shardid_guard_define(void)
 
 	RegisterXactCallback(guard_xact_callback, NULL);
 	RegisterSubXactCallback(guard_subxact_callback, NULL);
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = guard_object_access;
+}
+
+/* A DROP of the database's fence: see fence_dropped_in_xact. */
+static void
+guard_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+					int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		!fence_dropped_in_xact && IsTransactionState() &&
+		shardid_fence_is(objectId))
+		fence_dropped_in_xact = true;
 }
 
 /* Does this backend's transaction-local fence cover field? */
@@ -182,7 +215,20 @@ static inline bool
 xact_fence_covers(int64 field)
 {
 	return xact_fence_lxid == SHARDID_MY_LXID &&
-		xact_fence_lxid != InvalidLocalTransactionId && field <= xact_fence;
+		xact_fence_lxid != InvalidLocalTransactionId && field <= xact_fence &&
+		!fence_dropped_in_xact;
+}
+
+/* Refuse an ID past the published fence: see fence_dropped_in_xact. */
+static void
+report_fence_dropped(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("shardid_next cannot pass the durable fence of database \"%s\" in the transaction that dropped it",
+					get_database_name(MyDatabaseId)),
+			 errdetail("Extension shardid was dropped in this transaction.  A fence written now would be undone by a rollback, and a crash after the rollback would forget the IDs it covered."),
+			 errhint("Commit the DROP EXTENSION and CREATE EXTENSION first, then issue IDs.")));
 }
 
 /* The next call in this database reads its fence again. */
@@ -214,6 +260,7 @@ guard_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			xact_fence_lxid = InvalidLocalTransactionId;
 			xact_fence = -1;
+			fence_dropped_in_xact = false;
 			if (reload_at_xact_end)
 			{
 				reload_at_xact_end = false;
@@ -508,6 +555,14 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 
 	fence = guard_fence_read(db);
 	transactional = shardid_fence_is_transactional(relid);
+	if (transactional && fence_dropped_in_xact)
+	{
+		LWLockRelease(db->io_lock);
+		shardid_fence_unlock(relid);
+		if (required)
+			report_fence_dropped();
+		return;
+	}
 	if (transactional && xact_fence_lxid == SHARDID_MY_LXID)
 		fence = Max(fence, xact_fence);
 	if (!db_is_mine(db) ||

@@ -111,7 +111,8 @@ count "regress and isolation" $rc \
 	"$(grep -Ec '^(test .* \.\.\. ok|ok [0-9]+ )' "$log")" \
 	"$(grep -Ec '^(test .* \.\.\. (FAILED|failed)|not ok [0-9]+ )' "$log")"
 
-# TAP: every test's "ok" or "not ok" is in its script's log
+# TAP: every test's "ok" or "not ok" is in its script's log; a "not ok"
+# marked TODO is a known limit that prove passes, not a failure
 run_tap() {
 	local tests=${tap_tests:-test/t/*.pl}
 	as_owner make -s -C "$work/src-tree" tapcheck \
@@ -122,7 +123,8 @@ if [ $skip_tap = 0 ]; then
 	run_tap || rc=$?
 	tap_logs=("$work"/src-tree/tmp_check/log/regress_log_*)
 	count tap $rc "$(cat "${tap_logs[@]}" 2>/dev/null | grep -Ec '^(\[[^]]*\]\([^)]*\) )?ok [0-9]+')" \
-		"$(cat "${tap_logs[@]}" 2>/dev/null | grep -Ec '^(\[[^]]*\]\([^)]*\) )?not ok [0-9]+')"
+		"$(cat "${tap_logs[@]}" 2>/dev/null | grep -E '^(\[[^]]*\]\([^)]*\) )?not ok [0-9]+' |
+			grep -vc ' # TODO ')"
 fi
 
 echo "shardid: $passed passed, $failed failed"
