@@ -9,10 +9,11 @@
  * millisecond.  A caller faster than 1,024 IDs per millisecond, or a clock
  * that steps back, makes it repeat itself.  shardid keeps, per (database,
  * sequence), the last time field issued and the block of sequence values
- * that field holds; rule.c decides from that state and the clock where
+ * that field holds; rule.h decides from that state and the clock where
  * each value goes.  Everything is compared as time fields (milliseconds
- * since the call's epoch), so that a sequence used under a second epoch
- * sees that epoch's smaller fields as a clock that went back.
+ * since the database's epoch, which is kept beside its fence and which
+ * shardid_next may not change: an earlier epoch's larger fields would
+ * carry the fence ahead of the clock).
  *
  * The block alone keeps IDs apart only while the sequence moves forward.
  * A sequence that cycles or is set back hands out a value of the same
@@ -36,15 +37,24 @@
  *	  record per lead and per database, and no caller waits for it.
  *	- After any start, and so after a crash, a promotion or a restore, a
  *	  database's slots start at its fence as read from the database.  A
- *	  clock behind it by no more than the lead (and the quarter) waits for
- *	  it; a clock further behind is the clock's fault, waited out up to
- *	  shardid.max_clock_regression beyond that and refused beyond.
+ *	  clock behind it by no more than the lead it was written with (and
+ *	  the quarter) waits for it; a clock further behind is the clock's
+ *	  fault, waited out up to shardid.max_clock_regression beyond that and
+ *	  refused beyond.
+ *	- A fence written into a sequence that the current transaction created
+ *	  is undone if it rolls back: it is never published (see xact_fence),
+ *	  and a transaction that dropped the committed fence issues nothing
+ *	  past it.
+ *	- A new slot starts after the largest ID already in its table
+ *	  (floor.c), which holds when the fence does not: after DROP and
+ *	  CREATE EXTENSION, or a dump of part of a database.
  *
  * No lock is held while calling nextval (the caller did that before
  * coming here), while sleeping, or while raising an error.  The slot's
- * spinlock is held across the clock reading, the decision and the update;
- * the fence is read and written under the database entry's io_lock, which
- * waiters poll so that they can be cancelled.  See shmem.h.
+ * spinlock is held across the clock reading, the decision and the update.
+ * The fence is read and written under its sequence's fence lock, then the
+ * database entry's io_lock, both waited for so that a cancel ends the
+ * wait.  Every sleep ends if the postmaster dies.  See shmem.h.
  *
  * src/guard.c
  *
