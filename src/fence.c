@@ -212,18 +212,24 @@ shardid_fence_is_transactional(Oid relid)
 }
 
 Oid
-shardid_fence_lock(bool wait)
+shardid_fence_lock(bool wait, bool *waited)
 {
+	if (waited)
+		*waited = false;
 	for (;;)
 	{
 		Oid			relid = shardid_fence_relid();
 
 		if (!OidIsValid(relid))
 			return InvalidOid;
-		if (wait)
+		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+		{
+			if (!wait)
+				return InvalidOid;
+			if (waited)
+				*waited = true;
 			LockRelationOid(relid, ShareUpdateExclusiveLock);
-		else if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
-			return InvalidOid;
+		}
 
 		/* the lock brought in invalidations: is it still the fence? */
 		if (shardid_fence_relid() == relid)

@@ -50,12 +50,13 @@ extern SHARDID_INTERNAL Oid shardid_fence_relid(void);
 extern SHARDID_INTERNAL bool shardid_fence_is_transactional(Oid relid);
 
 /*
- * Take the lock that serializes every writer of the current database's
- * fence, and return the fence's relid; InvalidOid if the database has no
- * fence or, with wait false, another backend holds the lock.  Release it
+ * Take the lock that serializes every reader and writer of the current
+ * database's fence, and return the fence's relid; InvalidOid if the
+ * database has no fence or, with wait false, another backend holds the
+ * lock.  *waited (if not NULL) says whether it had to wait.  Release it
  * with shardid_fence_unlock as soon as the write is done.
  */
-extern SHARDID_INTERNAL Oid shardid_fence_lock(bool wait);
+extern SHARDID_INTERNAL Oid shardid_fence_lock(bool wait, bool *waited);
 extern SHARDID_INTERNAL void shardid_fence_unlock(Oid relid);
 
 /* The value stored in sequence relid, or -1 if none was stored. */

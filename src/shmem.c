@@ -144,7 +144,6 @@ shmem_request(void)
 									hash_estimate_size(shardid_max_sequences,
 													   sizeof(GuardHashEntry))));
 	RequestNamedLWLockTranche("shardid", 1);
-	RequestNamedLWLockTranche("shardid_fence", shardid_max_databases);
 }
 
 static void
@@ -157,6 +156,7 @@ db_clear(GuardDb *db)
 	db->start = -1;
 	db->floor = -1;
 	db->start_slack = 0;
+	db->write_lag_ms = 0;
 	pg_atomic_write_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 	db->epoch_free = false;
 	db->fence_writes = 0;
@@ -188,7 +188,6 @@ shmem_startup(void)
 	memos = ShmemInitStruct("shardid memos", memos_size(), &memos_found);
 	if (!found)
 	{
-		LWLockPadded *fence_locks = GetNamedLWLockTranche("shardid_fence");
 		int			i;
 
 		Assert(!dbs_found && !memos_found);
@@ -217,7 +216,6 @@ shmem_startup(void)
 			pg_atomic_init_u64(&db->fence, (uint64) INT64CONST(-1));
 			pg_atomic_init_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 			db_clear(db);
-			db->io_lock = &fence_locks[i].lock;
 		}
 	}
 
