@@ -240,26 +240,24 @@ shardid_next(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 	Oid			seqid = PG_GETARG_OID(1);
-	int64		epoch_ms = PG_NARGS() > 2 ? epoch_arg(fcinfo, 2) :
-		SHARDID_EPOCH_OF_DATABASE;
+	int64		epoch_ms = SHARDID_EPOCH_OF_DATABASE;
 	int64		value;
-	bool		checked;
 
 	check_shard(shard);
 	shardid_guard_require();
 
-	checked = check_sequence(seqid);
-
 	/*
-	 * Refuse an explicit epoch in the future, or a clock past its horizon,
-	 * before spending a sequence value.  The database's epoch was checked
-	 * when it was set, so the usual call skips this clock reading; the
-	 * guard checks the epoch and the horizon for every ID either way.
+	 * An explicit epoch: refuse one in the future, or a clock past its
+	 * horizon, before spending a sequence value.  The database's epoch was
+	 * checked when it was set, so the usual call skips this clock reading;
+	 * the guard checks the epoch and the horizon for every ID either way.
 	 */
-	if (PG_NARGS() > 2)
+	if (unlikely(PG_NARGS() > 2))
 	{
-		int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+		int64		now_ms;
 
+		epoch_ms = epoch_arg(fcinfo, 2);
+		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
 		if (epoch_ms > now_ms)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -270,9 +268,13 @@ shardid_next(PG_FUNCTION_ARGS)
 	}
 
 	/* The caller's rights: nextval's own USAGE/UPDATE check. */
-	value = nextval_internal(seqid, true);
-	if (!checked)
+	if (likely(check_sequence(seqid)))
+		value = nextval_internal(seqid, true);
+	else
+	{
+		value = nextval_internal(seqid, true);
 		remember_sequence(seqid);
+	}
 
 	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, epoch_ms));
 }
