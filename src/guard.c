@@ -546,7 +546,8 @@ guard_fence_load(GuardDb *db)
 }
 
 /*
- * Make the fence cover field.  required: an ID at field waits for this, so
+ * Make the fence cover field, a time field under epoch_ms (Unix ms).
+ * required: an ID at field waits for this, so
  * wait for the fence lock and write if the fence is below field.
  * Otherwise this is the early write that keeps callers from waiting: skip
  * it if another backend is at it, and write only if field is within the
@@ -555,7 +556,7 @@ guard_fence_load(GuardDb *db)
  * cancel, a statement_timeout or the postmaster's death.
  */
 static void
-guard_fence_advance(GuardDb *db, int64 field, bool required)
+guard_fence_advance(GuardDb *db, int64 field, bool required, int64 epoch_ms)
 {
 	Oid			relid;
 	int64		fence;
@@ -638,10 +639,14 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 		}
 	}
 
-	/* from the clock, if it is later than field: the write takes time */
+	/*
+	 * From the clock, if it is later than field: the write takes time.  In
+	 * the call's epoch, which is the database's but in a database still at
+	 * 1.1, where each call has its own.
+	 */
 	{
 		int64		now_field = shardid_floor_div(shardid_clock_now_us(), 1000) -
-			(int64) pg_atomic_read_u64(&db->epoch);
+			epoch_ms;
 
 		value = fence_value(db, Max(fence, Max(field, now_field)), &slack);
 	}
@@ -958,7 +963,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 					{
 						/* nothing past the fence until it is durable */
 						SpinLockRelease(&slot->mutex);
-						guard_fence_advance(db, issue, true);
+						guard_fence_advance(db, issue, true, epoch_ms);
 						continue;
 					}
 					refresh = true;
@@ -989,7 +994,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			SpinLockRelease(&slot->mutex);
 
 			if (unlikely(refresh))
-				guard_fence_advance(db, issue, false);
+				guard_fence_advance(db, issue, false, epoch_ms);
 			return shardid_id_from_field(issue, shard, (int32) value10);
 		}
 
