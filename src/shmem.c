@@ -324,10 +324,11 @@ memo_find(Oid dbid, bool create)
 
 /*
  * The highest field of database entry dbno that any of its slots issued or
- * started at, its floor and its start; the caller holds shared->lock.
+ * started at, and its floor, and with with_start its start; the caller
+ * holds shared->lock.
  */
 static int64
-db_high(int dbno)
+db_high(int dbno, bool with_start)
 {
 	GuardShared *shared = shardid_shared;
 	GuardDb    *db = &shared->dbs[dbno];
@@ -335,7 +336,7 @@ db_high(int dbno)
 	int			i;
 
 	SpinLockAcquire(&db->mutex);
-	high = Max(db->floor, db->start);
+	high = with_start ? Max(db->floor, db->start) : db->floor;
 	SpinLockRelease(&db->mutex);
 	for (i = 0; i < shared->slot_count; i++)
 	{
@@ -389,7 +390,7 @@ db_find_or_create(Oid dbid)
 	{
 		GuardMemo  *memo = memo_find(shared->dbs[victim].dbid, true);
 
-		memo->high = Max(memo->high, db_high(victim));
+		memo->high = Max(memo->high, db_high(victim, true));
 		memo->used = GetCurrentTimestamp();
 	}
 
@@ -605,23 +606,10 @@ int64
 shardid_db_known_max(GuardDb *db)
 {
 	GuardShared *shared = shardid_shared;
-	int			dbno = db - shared->dbs;
 	int64		known;
-	int			i;
 
 	LWLockAcquire(shared->lock, LW_SHARED);
-	SpinLockAcquire(&db->mutex);
-	known = db->floor;
-	SpinLockRelease(&db->mutex);
-	for (i = 0; i < shared->slot_count; i++)
-	{
-		GuardSlot  *slot = &shared->slots[i];
-
-		SpinLockAcquire(&slot->mutex);
-		if (slot->in_use && slot->dbno == dbno)
-			known = Max(known, guard_slot_reached(slot));
-		SpinLockRelease(&slot->mutex);
-	}
+	known = db_high(db - shared->dbs, false);
 	LWLockRelease(shared->lock);
 	return known;
 }
