@@ -266,6 +266,7 @@ guard_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
 			xact_fence_lxid = InvalidLocalTransactionId;
 			xact_fence = -1;
 			fence_dropped_in_xact = false;
