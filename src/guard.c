@@ -262,6 +262,19 @@ guard_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_PREPARE:
+
+			/*
+			 * Whoever commits the prepared transaction would not tell the
+			 * guard that the fence changed hands, as this backend does at
+			 * its own commit.
+			 */
+			if (reload_at_xact_end || fence_dropped_in_xact)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that created or dropped shardid's durable fence"),
+						 errhint("Run CREATE, ALTER or DROP EXTENSION shardid and shardid_set_epoch in a transaction of their own.")));
+			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
@@ -505,7 +518,14 @@ guard_fence_load(GuardDb *db)
 	disk = shardid_seq_read(relid);
 	epoch = stored_epoch_of(&epoch_free);
 	slack = stored_slack();
-	known = shardid_db_known_max(db);
+
+	/*
+	 * What the server knows was issued, and the fence it published: other
+	 * backends may have issued up to that without the lock.  A fence read
+	 * back (after CREATE EXTENSION, or from another entry) must cover
+	 * both.
+	 */
+	known = Max(shardid_db_known_max(db), guard_fence_read(db));
 	fence = disk;
 	if (known > disk)
 	{
@@ -514,6 +534,16 @@ guard_fence_load(GuardDb *db)
 
 		fence = fence_store(relid, value, new_slack, &took);
 		wrote = true;
+	}
+	else if (!transactional)
+	{
+		/*
+		 * A fence this backend did not write may not be durable yet: the
+		 * write of a backend whose wait for the standbys was cancelled, or
+		 * a commit made with synchronous_commit off.  Flush the WAL that
+		 * holds it, and wait for the standbys, before it is used.
+		 */
+		shardid_fence_flush_to(GetXLogInsertRecPtr());
 	}
 	if (transactional)
 	{
@@ -524,6 +554,13 @@ guard_fence_load(GuardDb *db)
 	}
 
 	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db) && pg_atomic_read_u32(&db->state) != state)
+	{
+		/* handed over and back meanwhile: read it again */
+		SpinLockRelease(&db->mutex);
+		shardid_fence_unlock(relid);
+		return;
+	}
 	if (db_is_mine(db))
 	{
 		if (state == GUARD_FENCE_UNKNOWN)
@@ -569,7 +606,9 @@ guard_fence_advance(GuardDb *db, int64 field, bool required, int64 epoch_ms)
 	bool		waited = false;
 	bool		transactional;
 
-	if (!required && field <= guard_fence_read(db) - margin)
+	if (!required &&
+		(field <= guard_fence_read(db) - margin ||
+		 pg_atomic_read_u32(&db->writing) != 0))
 		return;
 	relid = shardid_fence_lock(required, &waited);
 	if (!OidIsValid(relid))
@@ -651,6 +690,13 @@ guard_fence_advance(GuardDb *db, int64 field, bool required, int64 epoch_ms)
 
 		value = fence_value(db, Max(fence, Max(field, now_field)), &slack);
 	}
+
+	/*
+	 * Early writers skip the lock while this is set.  An error in the
+	 * write (a cancelled wait for the standbys) leaves it set, until the
+	 * next required write, which does not look at it, clears it.
+	 */
+	pg_atomic_write_u32(&db->writing, 1);
 	value = fence_store(relid, value, slack, &took);
 
 	if (transactional)
@@ -667,6 +713,7 @@ guard_fence_advance(GuardDb *db, int64 field, bool required, int64 epoch_ms)
 		SpinLockRelease(&db->mutex);
 	}
 	fence_wrote(db, took, waited);
+	pg_atomic_write_u32(&db->writing, 0);
 	shardid_fence_unlock(relid);
 }
 
@@ -691,7 +738,7 @@ shardid_guard_reload_fence(void)
 	relid = shardid_fence_lock(true, NULL);
 	if (OidIsValid(relid))
 	{
-		int64		known = shardid_db_known_max(db);
+		int64		known = Max(shardid_db_known_max(db), guard_fence_read(db));
 
 		if (db_is_mine(db) && known >= 0)
 		{
@@ -866,8 +913,9 @@ report_refusal(Oid seqid, bool fenced, int64 last, int64 last_epoch,
 #define WAITED_FENCE		0x4
 
 int64
-shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
+shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 {
+	int64		epoch_ms = requested_epoch;
 	int64		block = shardid_seq_block(value);
 	uint32		value10 = (uint32) shardid_seq_slot(value);
 	int			word = value10 / 64;
@@ -916,15 +964,13 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		fence = guard_fence_read(db);
 		pg_read_barrier();
 		db_epoch = (int64) pg_atomic_read_u64(&db->epoch);
-		if (epoch_ms != db_epoch)
+		epoch_ms = requested_epoch == SHARDID_EPOCH_OF_DATABASE ?
+			db_epoch : requested_epoch;
+		if (unlikely(epoch_ms != db_epoch) &&
+			state == GUARD_FENCE_LOADED && !db->epoch_free)
 		{
-			if (epoch_ms == SHARDID_EPOCH_OF_DATABASE)
-				epoch_ms = db_epoch;
-			else if (unlikely(state == GUARD_FENCE_LOADED && !db->epoch_free))
-			{
-				SpinLockRelease(&slot->mutex);
-				report_other_epoch(epoch_ms, db_epoch);
-			}
+			SpinLockRelease(&slot->mutex);
+			report_other_epoch(epoch_ms, db_epoch);
 		}
 		if (unlikely(slot->gen != pg_atomic_read_u32(&db->gen)))
 		{

@@ -215,6 +215,7 @@ shmem_startup(void)
 			pg_atomic_init_u32(&db->gen, 0);
 			pg_atomic_init_u64(&db->fence, (uint64) INT64CONST(-1));
 			pg_atomic_init_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
+			pg_atomic_init_u32(&db->writing, 0);
 			db_clear(db);
 		}
 	}
@@ -385,13 +386,17 @@ db_find_or_create(Oid dbid)
 	}
 
 	/* remember how far the victim's database went: see GuardMemo */
-	if (shared->dbs[victim].dbid != InvalidOid &&
-		pg_atomic_read_u32(&shared->dbs[victim].state) != GUARD_FENCE_UNKNOWN)
+	if (shared->dbs[victim].dbid != InvalidOid)
 	{
-		GuardMemo  *memo = memo_find(shared->dbs[victim].dbid, true);
+		int64		high = db_high(victim, true);
 
-		memo->high = Max(memo->high, db_high(victim, true));
-		memo->used = GetCurrentTimestamp();
+		if (high >= 0)
+		{
+			GuardMemo  *memo = memo_find(shared->dbs[victim].dbid, true);
+
+			memo->high = Max(memo->high, high);
+			memo->used = GetCurrentTimestamp();
+		}
 	}
 
 	if (shared->dbs[victim].dbid != InvalidOid &&
@@ -647,10 +652,16 @@ shardid_db_lower(GuardDb *db, int64 field)
 	if (db->dbid == MyDatabaseId)
 	{
 		/*
-		 * Never below an ID this server issued: each slot is read and
-		 * lowered under its mutex, which every issuer holds from its
-		 * decision to its update, so none slips in between.
+		 * Publish the low fence first: from then on no issuer passes
+		 * field without the fence lock, which the caller holds.  Then
+		 * never below an ID this server issued: each slot is read under
+		 * its mutex, which every issuer holds from its decision to its
+		 * update, so none that passed the old fence is missed.
 		 */
+		SpinLockAcquire(&db->mutex);
+		pg_atomic_write_u64(&db->fence, (uint64) Min(field, guard_fence_read(db)));
+		SpinLockRelease(&db->mutex);
+		pg_memory_barrier();
 		for (i = 0; i < shared->slot_count; i++)
 		{
 			GuardSlot  *slot = &shared->slots[i];

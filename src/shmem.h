@@ -122,6 +122,8 @@ typedef struct GuardDb
 	int64		fence_write_waits;	/* calls that waited for a write */
 	TimestampTz last_used;		/* for choosing an entry to reuse */
 	int64		write_lag_ms;	/* how long the last fence write took */
+	pg_atomic_uint32 writing;	/* a fence write is under way: early
+								 * writers need not try the lock */
 } GuardDb;
 
 /*
