@@ -28,10 +28,10 @@
 #   B. The postmaster alone is killed with -9 while a backend waits.  B1:
 #      the backend waits out a 30 s step back of its (libfaketime) clock.
 #      B2: the backend waits for its database's fence lock, which another
-#      backend of the database holds while its fence write waits for a
-#      synchronous standby that never comes; the holder is stopped
-#      (SIGSTOP) before the postmaster dies and killed after, so that the
-#      lock is never released.  In both, the waiting backend exits within 5 s of
+#      backend of the database holds in a fence write held up on purpose
+#      (shardid.debug_fence_write_delay); the holder is stopped (SIGSTOP)
+#      before the postmaster dies and killed after, so that the lock is
+#      never released.  In both, the waiting backend exits within 5 s of
 #      the postmaster's death, its client gets no ID, every process of the
 #      server is gone within 10 s, and the server starts again at the
 #      first attempt.
@@ -440,13 +440,7 @@ $primary->stop;
 # B. kill -9 of the postmaster alone while a backend waits.
 # ---------------------------------------------------------------------
 my $clock = "$tmp/pmdeath.faketime";
-# Synchronous replication to a standby that never comes, for the sessions
-# that ask for it (B2's holder): a fence write there waits for ever.
-my $node = shardid_node(
-	'pmdeath', { allows_streaming => 1 },
-	'shardid.max_clock_regression = 60s',
-	q{synchronous_standby_names = 'nobody'},
-	'synchronous_commit = local');
+my $node = shardid_node('pmdeath', 'shardid.max_clock_regression = 60s');
 set_clock($clock, 40);
 start_faked($node, $clock);
 ok(wait_for_clock($node, 40), 'B1: the server clock runs 40 s ahead');
@@ -514,16 +508,16 @@ like(
 restart_after('B1', @procs);
 
 # B2. A backend waiting for a fence lock that is never released.  In
-# database h4io1 the holder's first fence write waits for a synchronous
-# standby that never comes, holding the fence's lock; a second session
-# there needs a fence write too, and waits for that lock (a heavyweight
-# lock: no LWLock is held around a fence write).  The holder is stopped
+# database h4io1 the holder's first fence write is held up for a minute
+# (shardid.debug_fence_write_delay), holding the fence's lock; a second
+# session there needs a fence write too, and waits for that lock (a
+# heavyweight lock: no LWLock is held around a fence write).  The holder is stopped
 # (SIGSTOP) before the postmaster is killed, and killed after: the lock is
 # never released.
 $node->safe_psql('postgres', 'CREATE DATABASE h4io1');
 $node->safe_psql('h4io1', 'CREATE EXTENSION shardid; CREATE SEQUENCE s;');
 my $holder = bg_psql($node, 'h4io1', 'h4_holder',
-	'SET synchronous_commit = on',
+	'SET shardid.debug_fence_write_delay = 60000',
 	q{SELECT shardid_next(5, 's') >> 23});
 my $hpid = poll_value(
 	$node, 'postgres', q{
