@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # demo/run.sh: shardid's main job on an embedded default.
 #
-# Builds shardid into a private copy of PostgreSQL $PG_MAJOR (the system's
-# installation is not touched), starts a throwaway cluster with it preloaded, lays out
+# As root, installs the Debian packages it needs and says which (make, gcc,
+# rsync, postgresql-NN and postgresql-server-dev-NN; NN is PG_MAJOR, by
+# default the newest server installed, else the Debian release's own).
+# Builds shardid into a private copy of PostgreSQL $PG_MAJOR under /tmp (the
+# system's installation is not touched), starts a throwaway cluster with it
+# preloaded (port: SHARDID_PORT, else a free one), lays out
 # four logical shards as schemas with a posts table whose id defaults to
 # shardid_next, inserts posts for several users, prints each ID beside its
 # decoded time and shard, runs a "created since" query on shardid_floor,
@@ -20,7 +24,7 @@ chmod 755 "$work"
 trap 'cluster_stop "$work/data"; rm -rf "$work"' EXIT
 # build and install into a private copy of PostgreSQL under $work
 private_install "$work/pg" >/dev/null
-cluster_start "$work/data" $((40000 + RANDOM % 10000))
+cluster_start "$work/data"
 echo "cluster started in $work/data (port $PGPORT)"
 
 "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 <<'SQL'

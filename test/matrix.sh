@@ -1,38 +1,42 @@
 #!/usr/bin/env bash
-# test/matrix.sh: the whole suite (bash test/run.sh: unit, fuzz, regress,
-# isolation, TAP) on every PostgreSQL major version shardid supports:
+# test/matrix.sh: on every PostgreSQL major version shardid supports, what a
+# new user runs on a fresh Debian machine: bash demo/run.sh, then the whole
+# suite (bash test/run.sh: unit, fuzz, regress, isolation, TAP):
 #
-#   15  on this host (Debian 12)
+#   15  in a Debian 12 bookworm root
 #   17  in a Debian 13 trixie root
 #   18  in a Debian forky root
 #
-# The roots are made with mmdebstrap from the host's Debian mirror, with the
-# packages the suites need, and cached between runs (see test/roots.sh):
-# a run with the roots cached makes none.  Each version runs in a fresh
-# overlay on its cached root, into which a copy of this source tree (git's
-# files, no build products) goes; /proc, /dev/pts and a tmpfs on /dev/shm
-# are mounted for it and everything is unmounted afterwards, also on
-# failure or interrupt.  The host's apt sources and its PostgreSQL are left
-# as they are.
+# Each version runs in a fresh overlay on a root that holds the base system
+# only (mmdebstrap's default variant, cached: see test/roots.sh), so the
+# two scripts install every package they need themselves, as they would on
+# a new machine, and the host's packages cannot hide a missing install
+# step.  Neither script is told PG_MAJOR: each finds the release's own
+# version.  A copy of this source tree (git's files, no build products)
+# goes into the root; /proc, /dev/pts and a tmpfs on /dev/shm are mounted
+# for it and everything is unmounted afterwards, also on failure or
+# interrupt.  The host's apt sources and its PostgreSQL are left as they
+# are; the host gets mmdebstrap and rsync.
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package]
 #   --versions LIST  the major versions to run (default: "15 17 18")
-#   --cache DIR      where the roots are kept (default: $SHARDID_MATRIX_CACHE,
-#                    else /var/tmp/shardid-matrix; about 1.6 GB per root)
+#   --cache DIR      where the roots and the .deb cache are kept (default:
+#                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
+#                    about 300 MB per root, 1 GB of .debs)
 #   --rebuild        make the roots anew
 #   --package        afterwards build the Debian package for each version
 #                    and test it in a clean root (bash test/package.sh)
 #
 # Run as root.  Prints each version's result and closes with
-# "matrix: N passed, N failed", the sums of the versions' test counts.
+# "matrix: N passed, N failed", the sums of the versions' test counts (the
+# demo counts as one test).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 versions="15 17 18"
-host_version=15
 package=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -45,6 +49,8 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "test/matrix.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
 . test/roots.sh
+# the host needs no PostgreSQL of its own: the versions run in the roots
+PG_MAJOR=${PG_MAJOR:-none}
 . test/cluster.sh
 export ROOTS_REBUILD=${ROOTS_REBUILD:-0}
 install_packages mmdebstrap rsync
@@ -73,26 +79,35 @@ for v in $versions; do
 	started=$SECONDS
 	log=$run/pg$v.log
 	rc=0
-	if [ "$v" = "$host_version" ]; then
-		echo "==== PostgreSQL $v on this host"
-		PG_MAJOR=$v bash test/run.sh 2>&1 | tee "$log" || rc=$?
-		where=host
-	else
-		where="$(root_suite "$v") root"
-		echo "==== PostgreSQL $v in a $where"
-		dir=$run/root-$v
-		if root_enter "$v" "$dir"; then
-			copy_tree "$here" "$dir/root/src/shardid"
-			root_run "$dir" bash -c "cd /src/shardid && PG_MAJOR=$v bash test/run.sh" 2>&1 |
-				tee "$log" || rc=$?
+	where="$(root_suite "$v") root"
+	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then bash test/run.sh"
+	dir=$run/root-$v
+	demo=failed
+	if root_enter "$v" "$dir"; then
+		copy_tree "$here" "$dir/root/src/shardid"
+		if root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh" >"$run/demo-$v.log" 2>&1; then
+			demo=ok
+			sed -n '1,/^cluster started/p' "$run/demo-$v.log"
+			echo "demo: ran to the end in $((SECONDS - started)) s"
 		else
-			echo "could not make or enter the root for PostgreSQL $v" | tee "$log"
-			rc=1
+			cat "$run/demo-$v.log"
 		fi
-		root_leave "$dir" || rc=1
+		root_run "$dir" bash -c "cd /src/shardid && bash test/run.sh" 2>&1 | tee "$log" || rc=$?
+		# the version the scripts chose must be the one this root is for
+		grep -qx "== packages (PostgreSQL $v)" "$log" ||
+			{ echo "test/run.sh did not choose PostgreSQL $v" | tee -a "$log"; rc=1; }
+	else
+		echo "could not make or enter the root for PostgreSQL $v" | tee "$log"
+		rc=1
 	fi
+	root_leave "$dir" || rc=1
 	count "$log" "$rc"
-	summary+=("PostgreSQL $v ($where): $RESULT, $((SECONDS - started)) s")
+	if [ $demo = ok ]; then
+		total_passed=$((total_passed + 1))
+	else
+		total_failed=$((total_failed + 1))
+	fi
+	summary+=("PostgreSQL $v ($where): demo $demo; suite $RESULT; $((SECONDS - started)) s")
 done
 
 if [ $package = 1 ]; then

@@ -5,17 +5,22 @@
 # and isolation suites (debian/tests/installcheck, as autopkgtest runs it)
 # against the installed files, from a source tree that was never built.
 #
-#   15  built on this host (Debian 12), tested in a clean bookworm root
-#   17  built and tested in trixie roots
-#   18  built and tested in forky roots
+#   15  built and tested in Debian 12 bookworm roots
+#   17  built and tested in Debian 13 trixie roots
+#   18  built and tested in Debian forky roots
 #
-# Each build and each test runs in a fresh overlay on the cached root (see
-# test/roots.sh), which holds PostgreSQL and the build tools but never a
-# build of shardid.  The packages, with their .changes and build logs, go
-# to DIR/NN/ (default: $SHARDID_MATRIX_CACHE/packages, that is
+# Each build and each test runs in a fresh overlay on the cached base root
+# (see test/roots.sh), which holds the base system only: the build installs
+# build-essential and the package's Build-Depends (apt-get build-dep), the
+# test installs the package with apt and what debian/tests/control names.
+# lintian runs in one more bookworm root.  The host gets mmdebstrap and
+# rsync, nothing else.  The packages, with their .changes and build logs,
+# go to DIR/NN/ (default: $SHARDID_MATRIX_CACHE/packages, that is
 # /var/tmp/shardid-matrix/packages); nothing is written into this tree.
 #
 # Usage: bash test/package.sh [--versions "15 17 18"] [--out DIR] [--cache DIR]
+#                             [--build-only]
+#   --build-only  build only: no lintian, no installed-package test
 #
 # Run as root.  Closes with "package: N passed, N failed", counting per
 # version the build, lintian, and the installed-package test.
@@ -25,24 +30,28 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 versions="15 17 18"
-host_version=15
 out=""
+build_only=0
 while [ $# -gt 0 ]; do
 	case $1 in
 		--versions) versions=$2; shift 2 ;;
 		--out) out=$2; shift 2 ;;
 		--cache) SHARDID_MATRIX_CACHE=$2; shift 2 ;;
-		*) sed -n '/^# Usage/p' "$0" >&2; exit 2 ;;
+		--build-only) build_only=1; shift ;;
+		*) sed -n '/^# Usage/,/^# *--build-only/p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "test/package.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
 . test/roots.sh
+# the host needs no PostgreSQL of its own: the versions run in the roots
+PG_MAJOR=${PG_MAJOR:-none}
 . test/cluster.sh
 out=${out:-$MATRIX_CACHE/packages}
-install_packages mmdebstrap rsync lintian dpkg-dev debhelper postgresql-all
+install_packages mmdebstrap rsync
 
-# The upstream version: the Debian version less its revision.
-debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
+# The upstream version: the Debian version (of the changelog's first
+# line) less its revision.
+debver=$(sed -nE '1s/^[^ ]+ \(([^)]+)\).*/\1/p' debian/changelog)
 upver=${debver%-*}
 arch=$(dpkg --print-architecture)
 
@@ -77,42 +86,51 @@ prepare() {
 		-czf "$dir/shardid_$upver.orig.tar.gz" "shardid-$upver"
 }
 
-# build V: dpkg-buildpackage -us -uc, on the host for its own version, else
-# in the version's root; the results go to $out/V.
+# build V: in a fresh root of V's Debian release, install build-essential
+# and the Build-Depends, then pg_buildext updatecontrol and
+# dpkg-buildpackage -us -uc; the results go to $out/V.
 build() {
 	local v=$1 dest=$out/$1 dir log
 	rm -rf "$dest"
 	mkdir -p "$dest"
 	log=$dest/build.log
-	if [ "$v" = "$host_version" ]; then
-		dir=$run/build-$v
-		prepare "$dir"
-		# debian/control is made from control.in for the versions installed
-		(cd "$dir/shardid-$upver" && pg_buildext updatecontrol &&
-			dpkg-buildpackage -us -uc) >"$log" 2>&1 ||
-			{ tail -n 40 "$log"; return 1; }
-	else
-		dir=$run/root-build-$v
-		root_enter "$v" "$dir" || return 1
-		prepare "$dir/root/build"
-		root_run "$dir" sh -c "cd /build/shardid-$upver && pg_buildext updatecontrol &&
-			dpkg-buildpackage -us -uc" >"$log" 2>&1 ||
-			{ tail -n 40 "$log"; root_leave "$dir"; return 1; }
-		dir=$dir/root/build
-	fi
-	find "$dir" -maxdepth 1 -type f -exec cp {} "$dest"/ \;
-	[ "$v" = "$host_version" ] || root_leave "$run/root-build-$v"
+	dir=$run/root-build-$v
+	root_enter "$v" "$dir" || return 1
+	prepare "$dir/root/build"
+	root_run "$dir" bash -euc "
+		cd /build/shardid-$upver
+		apt-get update -q
+		apt-get install -y -q build-essential
+		apt-get build-dep -y -q .
+		# debian/control for the PostgreSQL versions installed
+		pg_buildext updatecontrol
+		dpkg-buildpackage -us -uc" >"$log" 2>&1 ||
+		{ tail -n 40 "$log"; root_leave "$dir"; return 1; }
+	find "$dir/root/build" -maxdepth 1 -type f -exec cp {} "$dest"/ \;
+	root_leave "$dir"
 	ls "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb >/dev/null || return 1
 	echo "built: $(cd "$dest" && ls ./*.deb | tr '\n' ' ')"
+	dpkg-deb -f "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb Depends
 }
 
 # check V: lintian on what build V made, every tag down to pedantic and
 # the overridden ones too (each override in debian/ says why); fails on
 # an error or a warning that is not overridden.
+lint_dir=
 check() {
 	local v=$1 tags
-	tags=$(lintian --display-info --pedantic --show-overrides \
-		"$out/$v"/shardid_"$debver"_"$arch".changes 2>&1 | grep -v '^running with root') || true
+	if [ -z "$lint_dir" ]; then
+		# one bookworm root with lintian for every version's packages
+		lint_dir=$run/root-lintian
+		root_enter 15 "$lint_dir" || return 1
+		root_run "$lint_dir" sh -c 'apt-get update -q && apt-get install -y -q lintian' \
+			>"$run/lintian-install.log" 2>&1 || { cat "$run/lintian-install.log"; return 1; }
+	fi
+	rm -rf "$lint_dir/root/lint"
+	mkdir -p "$lint_dir/root/lint"
+	cp "$out/$v"/* "$lint_dir/root/lint/"
+	tags=$(root_run "$lint_dir" lintian --display-info --pedantic --show-overrides \
+		/lint/shardid_"$debver"_"$arch".changes 2>&1 | grep -v '^running with root') || true
 	echo "$tags"
 	echo "lintian: $(echo "$tags" | grep -c '^[EW]:' || true) errors and warnings," \
 		"$(echo "$tags" | grep -c '^[IPX]:' || true) info and pedantic tags," \
@@ -129,8 +147,12 @@ test_installed() {
 	mkdir -p "$dir/root/debs"
 	cp "$out/$v"/postgresql-"$v"-shardid_"$debver"_"$arch".deb "$dir/root/debs/"
 	copy_tree "$here" "$dir/root/src/shardid"
+	# what debian/tests/control names: make, postgresql-server-dev-all and
+	# the package itself
 	root_run "$dir" bash -euc "
 		v=$v
+		apt-get update -q
+		apt-get install -y -q make postgresql-server-dev-all
 		lib=\$(/usr/lib/postgresql/\$v/bin/pg_config --pkglibdir)
 		ext=\$(/usr/lib/postgresql/\$v/bin/pg_config --sharedir)/extension
 		if ls \$lib/shardid.so \$ext/shardid* 2>/dev/null; then
@@ -155,9 +177,9 @@ test_installed() {
 }
 
 for v in $versions; do
-	where=host
-	[ "$v" = "$host_version" ] || where="$(root_suite "$v") root"
+	where="$(root_suite "$v") root"
 	step "PostgreSQL $v: build ($where)" build "$v"
+	[ $build_only = 1 ] && continue
 	if [ -f "$out/$v/shardid_${debver}_$arch.changes" ]; then
 		step "PostgreSQL $v: lintian" check "$v"
 		step "PostgreSQL $v: apt install into a clean $(root_suite "$v") root, installcheck" \

@@ -1,25 +1,37 @@
 # test/roots.sh: Debian roots to build and test shardid in, one per
 # PostgreSQL major version.  Sourced by test/matrix.sh and test/package.sh.
 #
-#   15  Debian 12 bookworm   (the host's own release)
+#   15  Debian 12 bookworm
 #   17  Debian 13 trixie
 #   18  Debian forky (testing)
 #
-# A root is made once with mmdebstrap, with every package the suites and the
-# package build need, and kept in $SHARDID_MATRIX_CACHE (default
-# /var/tmp/shardid-matrix) as <suite>-pg<major>.  Each use mounts a fresh
-# overlay on top of it, so that nothing a run does reaches the cached root
-# and every run starts from the same clean state; the overlay is thrown
-# away afterwards.  The host's apt sources are never changed: mmdebstrap is
-# pointed at the host's Debian mirror, and the root gets its own
-# sources.list.
+# A root holds the base system only: what mmdebstrap's default variant
+# installs (Essential and Priority important, apt among them), and nothing
+# of PostgreSQL or of the build tools.  What a test or a build needs, it
+# installs itself, as on a fresh machine: demo/run.sh and test/run.sh for
+# the suites, test/package.sh for the package build.  A root is made once
+# and kept in $SHARDID_MATRIX_CACHE (default /var/tmp/shardid-matrix) as
+# <suite>-base (about 300 MB).  Each use mounts a fresh overlay on top of
+# it, so that nothing a run installs or writes reaches the cached root and
+# every run starts from the base system; the overlay is thrown away
+# afterwards.
 #
-# forky's and sid's Release files carry a Valid-Until date that a frozen
-# mirror snapshot outlives, so apt is told not to check it, both while the
-# root is made and inside the root.
+# The .deb files apt downloads are kept between runs in
+# $SHARDID_MATRIX_CACHE/apt-<suite>, bind-mounted on the root's
+# /var/cache/apt/archives: that saves downloads, not state.  The package
+# lists are fetched anew in each root (apt-get update).
+#
+# The host's apt sources are never changed: mmdebstrap is pointed at the
+# host's Debian mirror, and the root gets its own sources.list.  forky's
+# and sid's Release files carry a Valid-Until date that a frozen mirror
+# snapshot outlives, so apt is told not to check it, both while the root is
+# made and inside the root.  One setting is added to the base system:
+# installing postgresql-NN makes no "main" cluster (createcluster.d), so
+# that no server starts inside a root; the suites make their own clusters.
 #
 # Needs root (mmdebstrap, mount, chroot) and the host packages mmdebstrap
-# and rsync.
+# and rsync.  rm -rf /var/tmp/shardid-matrix removes the roots, the .deb
+# cache and the built packages.
 
 MATRIX_CACHE=${SHARDID_MATRIX_CACHE:-/var/tmp/shardid-matrix}
 
@@ -34,16 +46,6 @@ root_suite() {
 		18) echo forky ;;
 		*) echo "no Debian suite known for PostgreSQL $1" >&2; return 1 ;;
 	esac
-}
-
-# root_packages MAJOR: what a root for MAJOR has installed: the suites'
-# needs (test/run.sh's list) and the package build's (debian/control).
-root_packages() {
-	local v=$1
-	echo "postgresql-$v postgresql-server-dev-$v postgresql-$v-plproxy" \
-		"make gcc rsync libipc-run-perl faketime gnuplot-nox" \
-		"clang libclang-rt-dev python3-psycopg" \
-		"build-essential debhelper dpkg-dev postgresql-all"
 }
 
 # host_mirror [security]: the Debian mirror the host's apt uses, or with
@@ -73,16 +75,16 @@ root_sources() {
 	echo "deb $security $suite-security main"
 }
 
-# root_base MAJOR: print the path of the cached root for MAJOR, making it
-# first if it is missing, was made with other packages, or --rebuild asked
-# for it (ROOTS_REBUILD=1).
+# root_base MAJOR: print the path of the cached base root for MAJOR,
+# making it first if it is missing, was made from other sources, or
+# --rebuild asked for it (ROOTS_REBUILD=1).
 root_base() {
 	local v=$1 suite base want
 	local -a sources
 	suite=$(root_suite "$v") || return 1
 	mapfile -t sources < <(root_sources "$suite")
-	base=$MATRIX_CACHE/$suite-pg$v
-	want="suite=$suite sources=${sources[*]} packages=$(root_packages "$v")"
+	base=$MATRIX_CACHE/$suite-base
+	want="suite=$suite sources=${sources[*]} variant=default"
 	mkdir -p "$MATRIX_CACHE"
 	(
 		flock 9
@@ -90,16 +92,16 @@ root_base() {
 			[ "$(cat "$base.stamp")" = "$want" ] && [ -d "$base" ]; then
 			exit 0
 		fi
-		echo "== making the $suite root for PostgreSQL $v from ${sources[0]#deb }" >&2
+		echo "== making the $suite base root from ${sources[0]#deb }" >&2
 		rm -rf "$base" "$base.new" "$base.stamp"
 		local started=$SECONDS
+		# The default variant: the base system, nothing else.
 		# Valid-Until: see the header.  The root keeps the setting for
 		# apt run inside it.  No cluster is made when postgresql-NN is
 		# installed: the suites and pg_virtualenv make their own.
-		mmdebstrap --quiet --variant=minbase \
+		mmdebstrap --quiet \
 			--aptopt='Acquire::Check-Valid-Until "false"' \
-			--essential-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"' \
-			--include="$(root_packages "$v" | tr -s ' ' ',')" \
+			--customize-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"' \
 			"$suite" "$base.new" "${sources[@]}" >&2 || { rm -rf "$base.new"; exit 1; }
 		mv "$base.new" "$base"
 		echo "$want" >"$base.stamp"
@@ -108,9 +110,6 @@ root_base() {
 	echo "$base"
 }
 
-# root_enter MAJOR DIR: a fresh overlay on the cached root for MAJOR at
-# DIR/root, with /proc, /dev/pts and a tmpfs on /dev/shm mounted.  Leave
-# it with root_leave DIR (or root_leave_all, from an EXIT trap).
 # root_run_dir: make $run, a directory for this run's roots under the
 # cache, and tear every root down and remove it on exit or interrupt.
 root_run_dir() {
@@ -120,9 +119,14 @@ root_run_dir() {
 	trap 'exit 130' INT TERM
 }
 
+# root_enter MAJOR DIR: a fresh overlay on the cached base root for MAJOR
+# at DIR/root, with /proc, /dev/pts, a tmpfs on /dev/shm and the suite's
+# .deb cache mounted.  Leave it with root_leave DIR (or root_leave_all,
+# from an EXIT trap).
 root_enter() {
-	local v=$1 dir=$2 base r
+	local v=$1 dir=$2 base r suite
 	base=$(root_base "$v") || return 1
+	suite=$(root_suite "$v")
 	mkdir -p "$dir/upper" "$dir/work" "$dir/root"
 	ROOTS_ENTERED+=("$dir")
 	r=$dir/root
@@ -132,6 +136,8 @@ root_enter() {
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$r/dev/pts" || return 1
 	mount --bind "$r/dev/pts/ptmx" "$r/dev/ptmx" || return 1
 	mount -t tmpfs -o mode=1777,size=1g tmpfs "$r/dev/shm" || return 1
+	mkdir -p "$MATRIX_CACHE/apt-$suite/partial"
+	mount --bind "$MATRIX_CACHE/apt-$suite" "$r/var/cache/apt/archives" || return 1
 	cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
 }
 

@@ -10,8 +10,16 @@
 # Exits non-zero if anything fails; prints regression.diffs when pg_regress
 # or the isolation tester fails.  Stops every server it started.
 #
-# PostgreSQL major version: PG_MAJOR (default: the newest server installed;
-# test/matrix.sh runs the suite on each supported version).
+# What it changes on the machine: as root, it installs the Debian packages
+# it needs and says which (the server and its headers, the build tools,
+# and the test tools: see the list below).  The third-party extensions the
+# TAP tests use (PL/Proxy, and pg_partman on 15) are not installed: their
+# .debs are unpacked into the private copy only.
+#
+# PostgreSQL major version: PG_MAJOR (default: the newest server installed,
+# else the Debian release's own: 15 on Debian 12, 17 on 13, 18 on forky;
+# test/matrix.sh runs the suite on each supported version).  The regress
+# server's port: SHARDID_PORT, else a free one.
 #
 # Usage: bash test/run.sh [--tap test/t/NAME.pl ...] [--skip-tap]
 set -euo pipefail
@@ -30,14 +38,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-echo "== packages"
-# pg_partman: the 4.x series the recipes in docs/partitions.md are for is
-# Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
-partman=
-[ "$PG_MAJOR" = 15 ] && partman=postgresql-15-partman
+echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
-	libipc-run-perl faketime postgresql-$PG_MAJOR-plproxy $partman python3-psycopg \
-	clang libclang-rt-dev
+	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev
 
 # Each suite adds how many of its tests passed and failed; a suite that
 # fails without saying which test failed counts as one failed test.
@@ -53,7 +56,6 @@ count() {	# NAME RC PASSED FAILED
 
 work=$(mktemp -d /tmp/shardid-test.XXXXXX)
 chmod 755 "$work"
-port=$((50000 + RANDOM % 10000))
 cleanup() {
 	cluster_stop "$work/data"
 	if [ "$failed" -eq 0 ]; then
@@ -67,6 +69,12 @@ trap cleanup EXIT
 # A private copy of PostgreSQL to install into: the system's stays as it is.
 echo "== build and install into $work/pg (a private copy of PostgreSQL $PG_MAJOR)"
 private_install "$work/pg"
+# Third-party extensions for the TAP tests, unpacked into the private copy.
+# pg_partman: the 4.x series the recipes in docs/partitions.md are for is
+# Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
+extras=(postgresql-$PG_MAJOR-plproxy)
+[ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
+private_add_debs "$work/pg" "${extras[@]}"
 
 # Tests run in a copy of the tree that the cluster owner may write to.
 rsync -a --exclude .git "$here"/ "$work"/src-tree/
@@ -84,7 +92,7 @@ make -s -C test/unit fuzz FUZZ_SECONDS=20 || rc=$?
 count fuzz $rc $((rc == 0)) $((rc != 0))
 
 run_regress() {
-	cluster_start "$work/data" "$port" || return 1
+	cluster_start "$work/data" || return 1
 	local rc=0
 	as_owner env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER=postgres \
 		make -s -C "$work/src-tree" installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || rc=$?
