@@ -111,7 +111,7 @@ extension_schema(Oid extoid)
  * name, and could have been put there by anyone with CREATE on the schema.
  */
 static Oid
-member_lookup(const char *relname, bool quiet)
+member_lookup(const char *relname)
 {
 	Oid			extoid = get_extension_oid("shardid", true);
 	Oid			nspid;
@@ -126,19 +126,11 @@ member_lookup(const char *relname, bool quiet)
 	if (!OidIsValid(relid))
 		return InvalidOid;
 
+	/* found by name: only the extension's own logged sequence counts */
 	if (getExtensionOfObject(RelationRelationId, relid) != extoid ||
 		get_rel_relkind(relid) != RELKIND_SEQUENCE ||
 		get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT)
-	{
-		if (quiet)
-			return InvalidOid;
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("relation \"%s.%s\" is not shardid's own",
-						get_namespace_name(nspid), relname),
-				 errdetail("It must be a logged sequence that belongs to extension shardid."),
-				 errhint("Drop or rename the relation and run ALTER EXTENSION shardid UPDATE.")));
-	}
+		return InvalidOid;
 	return relid;
 }
 
@@ -176,18 +168,18 @@ shardid_fence_member(const char *relname)
 		if (strcmp(member_names[i], relname) == 0)
 		{
 			if (!OidIsValid(member_cache[i]))
-				member_cache[i] = member_lookup(relname, false);
+				member_cache[i] = member_lookup(relname);
 			return member_cache[i];
 		}
 	}
-	return member_lookup(relname, false);
+	return member_lookup(relname);
 }
 
 bool
 shardid_fence_is(Oid relid)
 {
 	if (!OidIsValid(member_cache[0]))
-		member_cache[0] = member_lookup(SHARDID_FENCE_RELNAME, true);
+		member_cache[0] = member_lookup(SHARDID_FENCE_RELNAME);
 	return OidIsValid(relid) && relid == member_cache[0];
 }
 
@@ -212,18 +204,24 @@ shardid_fence_is_transactional(Oid relid)
 }
 
 Oid
-shardid_fence_lock(bool wait)
+shardid_fence_lock(bool wait, bool *waited)
 {
+	if (waited)
+		*waited = false;
 	for (;;)
 	{
 		Oid			relid = shardid_fence_relid();
 
 		if (!OidIsValid(relid))
 			return InvalidOid;
-		if (wait)
+		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+		{
+			if (!wait)
+				return InvalidOid;
+			if (waited)
+				*waited = true;
 			LockRelationOid(relid, ShareUpdateExclusiveLock);
-		else if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
-			return InvalidOid;
+		}
 
 		/* the lock brought in invalidations: is it still the fence? */
 		if (shardid_fence_relid() == relid)
@@ -293,42 +291,47 @@ shardid_seq_write(Oid relid, int64 value)
 }
 
 /*
- * Have the synchronous standbys that synchronous_commit waits for
- * acknowledged lsn?  As SyncRepWaitForLSN() decides it, from the shared
- * state the WAL senders keep.
+ * Are synchronous standbys configured?  As the server says, whatever this
+ * session's synchronous_commit: a role that sets it to local must not
+ * publish, for every session of the database, a fence the standbys may
+ * not have.  Until the checkpointer has first read the setting into
+ * shared memory, the setting itself says.
+ */
+static bool
+standbys_defined(void)
+{
+	bool		defined;
+
+	if (max_wal_senders == 0)
+		return false;
+	LWLockAcquire(SyncRepLock, LW_SHARED);
+	defined = SHARDID_SYNC_STANDBYS_DEFINED(WalSndCtl);
+	LWLockRelease(SyncRepLock);
+	return defined ||
+		(SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0');
+}
+
+/*
+ * Have the synchronous standbys flushed lsn (applied it, if this session
+ * asks for remote_apply)?  From the shared state the WAL senders keep.
  */
 static bool
 standbys_have(XLogRecPtr lsn)
 {
-	int			mode;
+	int			mode = synchronous_commit == SYNCHRONOUS_COMMIT_REMOTE_APPLY ?
+		SYNC_REP_WAIT_APPLY : SYNC_REP_WAIT_FLUSH;
 	bool		done;
 
-	switch (synchronous_commit)
-	{
-		case SYNCHRONOUS_COMMIT_REMOTE_WRITE:
-			mode = SYNC_REP_WAIT_WRITE;
-			break;
-		case SYNCHRONOUS_COMMIT_REMOTE_APPLY:
-			mode = SYNC_REP_WAIT_APPLY;
-			break;
-		default:
-			mode = SYNC_REP_WAIT_FLUSH;
-			break;
-	}
 	LWLockAcquire(SyncRepLock, LW_SHARED);
-	done = !SHARDID_SYNC_STANDBYS_DEFINED(WalSndCtl) || lsn <= WalSndCtl->lsn[mode];
+	done = lsn <= WalSndCtl->lsn[mode];
 	LWLockRelease(SyncRepLock);
 	return done;
 }
 
 void
-shardid_fence_flush(void)
+shardid_fence_flush_to(XLogRecPtr lsn)
 {
-	XLogRecPtr	lsn = XactLastRecEnd;
-
 	XLogFlush(lsn);
-	if (!SyncRepRequested())
-		return;
 
 	/*
 	 * Poll rather than queue as a commit does: a fence write is rare (one
@@ -336,11 +339,17 @@ shardid_fence_flush(void)
 	 * must end this wait, with nothing published past what the standbys
 	 * hold.
 	 */
-	while (!standbys_have(lsn))
+	while (standbys_defined() && !standbys_have(lsn))
 	{
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+void
+shardid_fence_flush(void)
+{
+	shardid_fence_flush_to(XactLastRecEnd);
 }

@@ -11,6 +11,8 @@
 #ifndef SHARDID_FENCE_H
 #define SHARDID_FENCE_H
 
+#include "access/xlogdefs.h"
+
 #include "layout.h"
 
 /* The name of the sequence that holds the fence, in the extension's schema */
@@ -23,8 +25,9 @@
 /*
  * The extension's own sequence named relname in the current database, or
  * InvalidOid if there is none (extension shardid absent, or older than
- * the version that made it).  Refuses a relation of that name that is not
- * the extension's own.
+ * the version that made it).  A relation of that name that is not the
+ * extension's own (any role with CREATE on the schema could make one in a
+ * database still at an older version) counts as none.
  */
 extern SHARDID_INTERNAL Oid shardid_fence_member(const char *relname);
 
@@ -50,12 +53,13 @@ extern SHARDID_INTERNAL Oid shardid_fence_relid(void);
 extern SHARDID_INTERNAL bool shardid_fence_is_transactional(Oid relid);
 
 /*
- * Take the lock that serializes every writer of the current database's
- * fence, and return the fence's relid; InvalidOid if the database has no
- * fence or, with wait false, another backend holds the lock.  Release it
+ * Take the lock that serializes every reader and writer of the current
+ * database's fence, and return the fence's relid; InvalidOid if the
+ * database has no fence or, with wait false, another backend holds the
+ * lock.  *waited (if not NULL) says whether it had to wait.  Release it
  * with shardid_fence_unlock as soon as the write is done.
  */
-extern SHARDID_INTERNAL Oid shardid_fence_lock(bool wait);
+extern SHARDID_INTERNAL Oid shardid_fence_lock(bool wait, bool *waited);
 extern SHARDID_INTERNAL void shardid_fence_unlock(Oid relid);
 
 /* The value stored in sequence relid, or -1 if none was stored. */
@@ -65,10 +69,13 @@ extern SHARDID_INTERNAL int64 shardid_seq_read(Oid relid);
 extern SHARDID_INTERNAL void shardid_seq_write(Oid relid, int64 value);
 
 /*
- * Flush what this backend wrote to the WAL, and wait until the
- * synchronous standbys that synchronous_commit waits for acknowledge it.
- * A cancel or statement_timeout ends the wait with an error (57014).
+ * Flush what this backend wrote to the WAL (or the WAL up to lsn), and,
+ * if the server has synchronous standbys, wait until they have flushed it
+ * (applied it, with synchronous_commit = remote_apply), whatever this
+ * session's synchronous_commit says.  A cancel or statement_timeout ends
+ * the wait with an error (57014).
  */
 extern SHARDID_INTERNAL void shardid_fence_flush(void);
+extern SHARDID_INTERNAL void shardid_fence_flush_to(XLogRecPtr lsn);
 
 #endif							/* SHARDID_FENCE_H */

@@ -17,7 +17,8 @@
  * probe reads as the server, whoever calls shardid_next).  A column
  * without one is not read, and the sequence keeps the fence alone, and so
  * is a table or index that another session holds locked: the probe never
- * waits.  Rows are seen as the latest snapshot sees them.
+ * waits.  Rows are read with a dirty snapshot: committed ones and those
+ * of transactions still in progress.
  *
  * src/floor.c
  *
@@ -73,6 +74,7 @@ index_max(Relation heap, Relation index, AttrNumber attno, int64 *max)
 	ScanKeyData key;
 	IndexScanDesc scan;
 	TupleTableSlot *slot;
+	SnapshotData dirty;
 	Snapshot	snapshot;
 	bool		found = false;
 	ScanDirection dir;
@@ -84,7 +86,13 @@ index_max(Relation heap, Relation index, AttrNumber attno, int64 *max)
 	ScanKeyEntryInitialize(&key, SK_ISNULL | SK_SEARCHNOTNULL, 1,
 						   InvalidStrategy, InvalidOid, InvalidOid,
 						   InvalidOid, (Datum) 0);
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	/*
+	 * A dirty snapshot: rows of transactions still in progress count too,
+	 * and no predicate lock is taken (a serializable caller must not get
+	 * 40001 for a probe it did not ask for).
+	 */
+	InitDirtySnapshot(dirty);
+	snapshot = &dirty;
 	slot = table_slot_create(heap, NULL);
 	scan = shardid_index_beginscan(heap, index, snapshot, 1, 0);
 	index_rescan(scan, &key, 1, NULL, 0);
@@ -101,7 +109,6 @@ index_max(Relation heap, Relation index, AttrNumber attno, int64 *max)
 	}
 	index_endscan(scan);
 	ExecDropSingleTupleTableSlot(slot);
-	UnregisterSnapshot(snapshot);
 	return found;
 }
 
@@ -147,7 +154,7 @@ leaf_floor(Oid relid, const char *attname)
 		usable = index_leads_with(index, attno);
 		if (usable && index_max(heap, index, attno, &max))
 			result = Max(result, max >> SHARDID_TIME_SHIFT);
-		index_close(index, NoLock);
+		index_close(index, AccessShareLock);
 		if (usable)
 			break;
 	}

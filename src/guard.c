@@ -9,10 +9,11 @@
  * millisecond.  A caller faster than 1,024 IDs per millisecond, or a clock
  * that steps back, makes it repeat itself.  shardid keeps, per (database,
  * sequence), the last time field issued and the block of sequence values
- * that field holds; rule.c decides from that state and the clock where
+ * that field holds; rule.h decides from that state and the clock where
  * each value goes.  Everything is compared as time fields (milliseconds
- * since the call's epoch), so that a sequence used under a second epoch
- * sees that epoch's smaller fields as a clock that went back.
+ * since the database's epoch, which is kept beside its fence and which
+ * shardid_next may not change: an earlier epoch's larger fields would
+ * carry the fence ahead of the clock).
  *
  * The block alone keeps IDs apart only while the sequence moves forward.
  * A sequence that cycles or is set back hands out a value of the same
@@ -36,15 +37,25 @@
  *	  record per lead and per database, and no caller waits for it.
  *	- After any start, and so after a crash, a promotion or a restore, a
  *	  database's slots start at its fence as read from the database.  A
- *	  clock behind it by no more than the lead (and the quarter) waits for
- *	  it; a clock further behind is the clock's fault, waited out up to
- *	  shardid.max_clock_regression beyond that and refused beyond.
+ *	  clock behind it by no more than the lead it was written with (and
+ *	  the quarter) waits for it; a clock further behind is the clock's
+ *	  fault, waited out up to shardid.max_clock_regression beyond that and
+ *	  refused beyond.
+ *	- A fence written into a sequence that the current transaction created
+ *	  is undone if it rolls back: it is never published (see xact_fence),
+ *	  and a transaction that dropped the committed fence issues nothing
+ *	  past it.
+ *	- A new slot starts after the largest ID already in its table
+ *	  (floor.c), which holds when the fence does not: after DROP and
+ *	  CREATE EXTENSION, or a dump of part of a database.
  *
  * No lock is held while calling nextval (the caller did that before
  * coming here), while sleeping, or while raising an error.  The slot's
- * spinlock is held across the clock reading, the decision and the update;
- * the fence is read and written under the database entry's io_lock, which
- * waiters poll so that they can be cancelled.  See shmem.h.
+ * spinlock is held across the clock reading, the decision and the update.
+ * The fence is read and written under its sequence's fence lock, a
+ * heavyweight lock, and no LWLock or spinlock is held meanwhile: so a
+ * cancel ends any wait for it, for the disk or for the standbys.  Every
+ * sleep ends if the postmaster dies.  See shmem.h.
  *
  * src/guard.c
  *
@@ -79,9 +90,6 @@
 
 /* Longest single sleep, so that a long wait notices interrupts promptly. */
 #define GUARD_MAX_SLEEP_US	10000
-
-/* How often a backend waiting for another's fence write looks again. */
-#define GUARD_IO_POLL_US	200
 
 /*
  * Backend-local memory of the slot each sequence uses, indexed by the
@@ -254,10 +262,24 @@ guard_xact_callback(XactEvent event, void *arg)
 {
 	switch (event)
 	{
+		case XACT_EVENT_PRE_PREPARE:
+
+			/*
+			 * Whoever commits the prepared transaction would not tell the
+			 * guard that the fence changed hands, as this backend does at
+			 * its own commit.
+			 */
+			if (reload_at_xact_end || fence_dropped_in_xact)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that created or dropped shardid's durable fence"),
+						 errhint("Run CREATE, ALTER or DROP EXTENSION shardid and shardid_set_epoch in a transaction of their own.")));
+			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
 			xact_fence_lxid = InvalidLocalTransactionId;
 			xact_fence = -1;
 			fence_dropped_in_xact = false;
@@ -317,24 +339,6 @@ guard_pause(int64 us)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/*
- * Take db's io_lock, polling while another backend holds it, so that the
- * wait ends on statement_timeout or pg_cancel_backend.  Returns whether
- * it had to wait.
- */
-static bool
-io_lock_wait(GuardDb *db)
-{
-	bool		waited = false;
-
-	while (!LWLockConditionalAcquire(db->io_lock, LW_EXCLUSIVE))
-	{
-		waited = true;
-		guard_pause(GUARD_IO_POLL_US);
-	}
-	return waited;
-}
-
 static inline bool
 db_is_mine(GuardDb *db)
 {
@@ -371,16 +375,27 @@ stored_epoch(void)
  * fence, which is at least value.
  */
 static int64
-fence_store(Oid relid, int64 value)
+fence_store(Oid relid, int64 value, int64 slack, int64 *took_ms)
 {
 	int64		disk = shardid_seq_read(relid);
 	Oid			lead_relid;
 	int64		lead_disk = -1;
+	TimestampTz start;
 
+	if (took_ms)
+		*took_ms = 0;
 	if (value <= disk)
 		return disk;
+	start = GetCurrentTimestamp();
 	if (guard_debug_fence_write_delay > 0)
-		guard_pause((int64) guard_debug_fence_write_delay * 1000);
+	{
+		/* the whole delay, whatever sets the latch meanwhile */
+		TimestampTz until = TimestampTzPlusMilliseconds(start,
+														guard_debug_fence_write_delay);
+
+		while (GetCurrentTimestamp() < until)
+			guard_pause(Min(until - GetCurrentTimestamp(), GUARD_MAX_SLEEP_US));
+	}
 
 	/*
 	 * The lead record must never say less than the lead of the stored
@@ -390,13 +405,59 @@ fence_store(Oid relid, int64 value)
 	lead_relid = shardid_fence_member(SHARDID_LEAD_RELNAME);
 	if (OidIsValid(lead_relid))
 		lead_disk = shardid_seq_read(lead_relid);
-	if (OidIsValid(lead_relid) && fence_slack > lead_disk)
-		shardid_seq_write(lead_relid, fence_slack);
+	if (OidIsValid(lead_relid) && slack > lead_disk)
+		shardid_seq_write(lead_relid, slack);
 	shardid_seq_write(relid, value);
-	if (OidIsValid(lead_relid) && fence_slack < lead_disk)
-		shardid_seq_write(lead_relid, fence_slack);
+	if (OidIsValid(lead_relid) && slack < lead_disk)
+		shardid_seq_write(lead_relid, slack);
 	shardid_fence_flush();
+	if (took_ms)
+		*took_ms = (GetCurrentTimestamp() - start) / 1000;
 	return value;
+}
+
+/*
+ * How far ahead of field the next fence goes: the lead, and as long again
+ * as the last write took, so that a write slower than the lead (a slow
+ * disk, a distant synchronous standby) is still ahead of the clock when it
+ * is durable, rather than being overtaken and written again, forever.
+ * *slack is what the lead record then says.
+ */
+static int64
+fence_value(GuardDb *db, int64 base, int64 *slack)
+{
+	int64		lag;
+
+	SpinLockAcquire(&db->mutex);
+	lag = db->write_lag_ms;
+	SpinLockRelease(&db->mutex);
+	*slack = fence_slack + lag;
+	return base + shardid_fence_lead + lag;
+}
+
+/* After a write that took took_ms: remember it, and count it. */
+static void
+fence_wrote(GuardDb *db, int64 took_ms, bool waited)
+{
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
+	{
+		db->write_lag_ms = Min(took_ms, 60 * 1000);
+		db->fence_writes++;
+		if (waited)
+			db->fence_write_waits++;
+	}
+	SpinLockRelease(&db->mutex);
+}
+
+/* The lead record of the stored fence, or 0 if there is none. */
+static int64
+stored_slack(void)
+{
+	Oid			lead_relid = shardid_fence_member(SHARDID_LEAD_RELNAME);
+	int64		slack = OidIsValid(lead_relid) ? shardid_seq_read(lead_relid) : -1;
+
+	return slack > 0 ? slack : 0;
 }
 
 /*
@@ -416,20 +477,20 @@ guard_fence_load(GuardDb *db)
 	int64		known;
 	int64		epoch;
 	int64		slack;
+	int64		took = 0;
 	bool		wrote = false;
+	bool		waited = false;
 	bool		transactional;
 	bool		epoch_free;
 	uint32		state;
 
-	/* the fence lock first: it may wait, and can be cancelled */
-	relid = shardid_fence_lock(true);
-	(void) io_lock_wait(db);
+	/* the fence lock serializes loads and writes; its wait can be cancelled */
+	relid = shardid_fence_lock(true, &waited);
 
 	state = pg_atomic_read_u32(&db->state);
 	if (!db_is_mine(db) ||
 		(state != GUARD_FENCE_UNKNOWN && state != GUARD_FENCE_RELOAD))
 	{
-		LWLockRelease(db->io_lock);
 		if (OidIsValid(relid))
 			shardid_fence_unlock(relid);
 		return;
@@ -444,7 +505,6 @@ guard_fence_load(GuardDb *db)
 			pg_atomic_write_u32(&db->state, GUARD_FENCE_NONE);
 		}
 		SpinLockRelease(&db->mutex);
-		LWLockRelease(db->io_lock);
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("database \"%s\" has no durable fence for shardid",
@@ -457,17 +517,33 @@ guard_fence_load(GuardDb *db)
 	transactional = shardid_fence_is_transactional(relid);
 	disk = shardid_seq_read(relid);
 	epoch = stored_epoch_of(&epoch_free);
-	{
-		Oid			lead_relid = shardid_fence_member(SHARDID_LEAD_RELNAME);
+	slack = stored_slack();
 
-		slack = OidIsValid(lead_relid) ? shardid_seq_read(lead_relid) : -1;
-	}
-	known = shardid_db_known_max(db);
+	/*
+	 * What the server knows was issued, and the fence it published: other
+	 * backends may have issued up to that without the lock.  A fence read
+	 * back (after CREATE EXTENSION, or from another entry) must cover
+	 * both.
+	 */
+	known = Max(shardid_db_known_max(db), guard_fence_read(db));
 	fence = disk;
 	if (known > disk)
 	{
-		fence = fence_store(relid, known + shardid_fence_lead);
+		int64		new_slack;
+		int64		value = fence_value(db, known, &new_slack);
+
+		fence = fence_store(relid, value, new_slack, &took);
 		wrote = true;
+	}
+	else if (!transactional)
+	{
+		/*
+		 * A fence this backend did not write may not be durable yet: the
+		 * write of a backend whose wait for the standbys was cancelled, or
+		 * a commit made with synchronous_commit off.  Flush the WAL that
+		 * holds it, and wait for the standbys, before it is used.
+		 */
+		shardid_fence_flush_to(GetXLogInsertRecPtr());
 	}
 	if (transactional)
 	{
@@ -478,86 +554,85 @@ guard_fence_load(GuardDb *db)
 	}
 
 	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db) && pg_atomic_read_u32(&db->state) != state)
+	{
+		/* handed over and back meanwhile: read it again */
+		SpinLockRelease(&db->mutex);
+		shardid_fence_unlock(relid);
+		return;
+	}
 	if (db_is_mine(db))
 	{
 		if (state == GUARD_FENCE_UNKNOWN)
 		{
 			/* judged by the lead the stored fence was written with */
 			db->start = Max(db->start, disk);
-			db->start_slack = slack > 0 ? slack : 0;
+			db->start_slack = slack;
 			pg_atomic_fetch_add_u32(&db->gen, 1);
 		}
-		if (wrote)
-			db->fence_writes++;
-		if (!transactional)
-			pg_atomic_write_u64(&db->fence, (uint64) fence);
 		pg_atomic_write_u64(&db->epoch, (uint64) epoch);
 		db->epoch_free = epoch_free;
+		/* gen before fence: see shardid_guard_next */
+		if (!transactional)
+			pg_atomic_write_u64(&db->fence, (uint64) fence);
 		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
 	}
 	SpinLockRelease(&db->mutex);
-	LWLockRelease(db->io_lock);
+	if (wrote)
+		fence_wrote(db, took, waited);
 	shardid_fence_unlock(relid);
 }
 
 /*
- * Make the fence cover field.  required: an ID at field waits for this, so
- * wait for the locks and write if the fence is below field.  Otherwise
- * this is the early write that keeps callers from waiting: skip it if
- * another backend is at it, and write only if field is within the margin.
+ * Make the fence cover field, a time field under epoch_ms (Unix ms).
+ * required: an ID at field waits for this, so
+ * wait for the fence lock and write if the fence is below field.
+ * Otherwise this is the early write that keeps callers from waiting: skip
+ * it if another backend is at it, and write only if field is within the
+ * margin.  No LWLock or spinlock is held while writing: the write waits
+ * for the disk and perhaps for standbys, and that wait must end on a
+ * cancel, a statement_timeout or the postmaster's death.
  */
 static void
-guard_fence_advance(GuardDb *db, int64 field, bool required)
+guard_fence_advance(GuardDb *db, int64 field, bool required, int64 epoch_ms)
 {
 	Oid			relid;
 	int64		fence;
 	int64		disk;
 	int64		value;
+	int64		slack;
+	int64		took = 0;
 	int64		margin = required ? 0 : fence_margin;
 	bool		waited = false;
 	bool		transactional;
 
-	if (required)
+	if (!required &&
+		(field <= guard_fence_read(db) - margin ||
+		 pg_atomic_read_u32(&db->writing) != 0))
+		return;
+	relid = shardid_fence_lock(required, &waited);
+	if (!OidIsValid(relid))
 	{
-		/* the fence lock first: it may wait, and can be cancelled */
-		relid = shardid_fence_lock(true);
-		if (!OidIsValid(relid))
+		/*
+		 * The fence is gone: a transaction that created the extension
+		 * rolled back, or the extension was dropped.  Read again what the
+		 * database has; the guard then goes on as for shardid 1.0, and
+		 * says so.  (Without required: another backend holds the lock.)
+		 */
+		if (required)
 		{
-			/*
-			 * The fence is gone: a transaction that created the extension
-			 * rolled back, or the extension was dropped.  Read again what
-			 * the database has; the guard then goes on as for shardid 1.0,
-			 * and says so.
-			 */
 			SpinLockAcquire(&db->mutex);
 			if (db_is_mine(db))
 				pg_atomic_write_u32(&db->state, GUARD_FENCE_UNKNOWN);
 			SpinLockRelease(&db->mutex);
-			return;
 		}
-		waited = io_lock_wait(db);
-	}
-	else
-	{
-		/*
-		 * The early write is skipped whenever it would wait, so it may try
-		 * the io_lock first (the fence lock is then tried, not waited for).
-		 */
-		if (!LWLockConditionalAcquire(db->io_lock, LW_EXCLUSIVE))
-			return;
-		if (field <= guard_fence_read(db) - margin ||
-			!OidIsValid(relid = shardid_fence_lock(false)))
-		{
-			LWLockRelease(db->io_lock);
-			return;
-		}
+		return;
 	}
 
 	fence = guard_fence_read(db);
 	transactional = shardid_fence_is_transactional(relid);
 	if (transactional && fence_dropped_in_xact)
 	{
-		LWLockRelease(db->io_lock);
 		shardid_fence_unlock(relid);
 		if (required)
 			report_fence_dropped();
@@ -570,37 +645,59 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 		field <= fence - margin)
 	{
 		/* another backend wrote it meanwhile, or the entry changed hands */
-		LWLockRelease(db->io_lock);
 		shardid_fence_unlock(relid);
 		return;
 	}
 
 	/*
 	 * The stored fence may be later than this server knows: a restore into
-	 * this database while it runs, or a write through another entry.  The
-	 * database's slots start again from it, as after a restart.
+	 * this database while it runs, a write through another entry, or a
+	 * write whose wait for the standbys was cancelled.  The database's
+	 * slots start again from it, as after a restart, judged by the lead it
+	 * was written with: so no ID goes past it without a new write.
 	 */
 	disk = shardid_seq_read(relid);
 	if (disk > fence && !transactional)
 	{
+		int64		disk_slack = stored_slack();
+
 		SpinLockAcquire(&db->mutex);
 		if (db_is_mine(db))
 		{
 			db->start = Max(db->start, disk);
-			pg_atomic_write_u64(&db->fence, (uint64) disk);
+			db->start_slack = disk_slack;
+			/* gen before fence: see shardid_guard_next */
 			pg_atomic_fetch_add_u32(&db->gen, 1);
+			pg_atomic_write_u64(&db->fence, (uint64) disk);
 		}
 		SpinLockRelease(&db->mutex);
 		fence = disk;
 		if (field <= fence - margin)
 		{
-			LWLockRelease(db->io_lock);
 			shardid_fence_unlock(relid);
 			return;
 		}
 	}
 
-	value = fence_store(relid, Max(fence, field) + shardid_fence_lead);
+	/*
+	 * From the clock, if it is later than field: the write takes time.  In
+	 * the call's epoch, which is the database's but in a database still at
+	 * 1.1, where each call has its own.
+	 */
+	{
+		int64		now_field = shardid_floor_div(shardid_clock_now_us(), 1000) -
+			epoch_ms;
+
+		value = fence_value(db, Max(fence, Max(field, now_field)), &slack);
+	}
+
+	/*
+	 * Early writers skip the lock while this is set.  An error in the
+	 * write (a cancelled wait for the standbys) leaves it set, until the
+	 * next required write, which does not look at it, clears it.
+	 */
+	pg_atomic_write_u32(&db->writing, 1);
+	value = fence_store(relid, value, slack, &took);
 
 	if (transactional)
 	{
@@ -608,17 +705,15 @@ guard_fence_advance(GuardDb *db, int64 field, bool required)
 		xact_fence_lxid = SHARDID_MY_LXID;
 		reload_at_xact_end = true;
 	}
-	SpinLockAcquire(&db->mutex);
-	if (db_is_mine(db))
+	else
 	{
-		if (!transactional)
+		SpinLockAcquire(&db->mutex);
+		if (db_is_mine(db))
 			pg_atomic_write_u64(&db->fence, (uint64) value);
-		db->fence_writes++;
-		if (waited)
-			db->fence_write_waits++;
+		SpinLockRelease(&db->mutex);
 	}
-	SpinLockRelease(&db->mutex);
-	LWLockRelease(db->io_lock);
+	fence_wrote(db, took, waited);
+	pg_atomic_write_u32(&db->writing, 0);
 	shardid_fence_unlock(relid);
 }
 
@@ -640,16 +735,18 @@ shardid_guard_reload_fence(void)
 	 * in the same transaction that creates the fence: if it commits, no
 	 * crash after it can forget them.
 	 */
-	relid = shardid_fence_lock(true);
+	relid = shardid_fence_lock(true, NULL);
 	if (OidIsValid(relid))
 	{
-		int64		known;
+		int64		known = Max(shardid_db_known_max(db), guard_fence_read(db));
 
-		(void) io_lock_wait(db);
-		known = shardid_db_known_max(db);
 		if (db_is_mine(db) && known >= 0)
-			(void) fence_store(relid, known + shardid_fence_lead);
-		LWLockRelease(db->io_lock);
+		{
+			int64		slack;
+			int64		value = fence_value(db, known, &slack);
+
+			(void) fence_store(relid, value, slack, NULL);
+		}
 		shardid_fence_unlock(relid);
 	}
 
@@ -816,8 +913,9 @@ report_refusal(Oid seqid, bool fenced, int64 last, int64 last_epoch,
 #define WAITED_FENCE		0x4
 
 int64
-shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
+shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 {
+	int64		epoch_ms = requested_epoch;
 	int64		block = shardid_seq_block(value);
 	uint32		value10 = (uint32) shardid_seq_slot(value);
 	int			word = value10 / 64;
@@ -838,6 +936,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 		int64		regression = 0;
 		int64		lead = 1;
 		int64		db_epoch;
+		int64		fence;
 		bool		taken;
 		bool		refresh = false;
 
@@ -857,16 +956,21 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			guard_fence_load(db);
 			continue;
 		}
+		/*
+		 * The fence before gen: a writer that moves the database's start
+		 * up to a fence bumps gen before it publishes that fence, so a
+		 * fence read here never runs ahead of the start it needs.
+		 */
+		fence = guard_fence_read(db);
+		pg_read_barrier();
 		db_epoch = (int64) pg_atomic_read_u64(&db->epoch);
-		if (epoch_ms != db_epoch)
+		epoch_ms = requested_epoch == SHARDID_EPOCH_OF_DATABASE ?
+			db_epoch : requested_epoch;
+		if (unlikely(epoch_ms != db_epoch) &&
+			state == GUARD_FENCE_LOADED && !db->epoch_free)
 		{
-			if (epoch_ms == SHARDID_EPOCH_OF_DATABASE)
-				epoch_ms = db_epoch;
-			else if (unlikely(state == GUARD_FENCE_LOADED && !db->epoch_free))
-			{
-				SpinLockRelease(&slot->mutex);
-				report_other_epoch(epoch_ms, db_epoch);
-			}
+			SpinLockRelease(&slot->mutex);
+			report_other_epoch(epoch_ms, db_epoch);
 		}
 		if (unlikely(slot->gen != pg_atomic_read_u32(&db->gen)))
 		{
@@ -900,15 +1004,13 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 
 			if (likely(state == GUARD_FENCE_LOADED))
 			{
-				int64		fence = guard_fence_read(db);
-
 				if (unlikely(issue > fence - fence_margin))
 				{
 					if (issue > fence && !xact_fence_covers(issue))
 					{
 						/* nothing past the fence until it is durable */
 						SpinLockRelease(&slot->mutex);
-						guard_fence_advance(db, issue, true);
+						guard_fence_advance(db, issue, true, epoch_ms);
 						continue;
 					}
 					refresh = true;
@@ -939,7 +1041,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 epoch_ms)
 			SpinLockRelease(&slot->mutex);
 
 			if (unlikely(refresh))
-				guard_fence_advance(db, issue, false);
+				guard_fence_advance(db, issue, false, epoch_ms);
 			return shardid_id_from_field(issue, shard, (int32) value10);
 		}
 
@@ -991,7 +1093,7 @@ shardid_guard_epoch(void)
 static Oid
 fence_lock_or_error(void)
 {
-	Oid			relid = shardid_fence_lock(true);
+	Oid			relid = shardid_fence_lock(true, NULL);
 
 	if (!OidIsValid(relid) ||
 		!OidIsValid(shardid_fence_member(SHARDID_EPOCH_RELNAME)))
@@ -1067,14 +1169,9 @@ shardid_guard_fence_set(int64 field)
 	int64		target = field;
 
 	if (db != NULL)
-	{
-		(void) io_lock_wait(db);
 		target = shardid_db_lower(db, field);
-	}
 	shardid_seq_write(relid, target);
 	shardid_fence_flush();
-	if (db != NULL)
-		LWLockRelease(db->io_lock);
 	shardid_fence_unlock(relid);
 
 	ereport(LOG,

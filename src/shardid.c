@@ -112,6 +112,24 @@ epoch_arg(FunctionCallInfo fcinfo, int argno)
 	return shardid_timestamptz_to_unix_ms(epoch);
 }
 
+/*
+ * Refuse an epoch in the future, or one whose horizon the clock has passed
+ * (shard: for the message).
+ */
+static void
+check_epoch_now(int64 epoch_ms, int32 shard)
+{
+	int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+
+	if (epoch_ms > now_ms)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("epoch %s is in the future", shardid_unix_ms_to_str(epoch_ms)),
+				 errdetail("The clock reads %s.", shardid_unix_ms_to_str(now_ms))));
+	if (now_ms > shardid_horizon_ms(epoch_ms))
+		shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, shard, 0);
+}
+
 /* A timestamptz argument in Unix ms, refusing infinity. */
 static int64
 time_arg(FunctionCallInfo fcinfo, int argno)
@@ -240,39 +258,32 @@ shardid_next(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 	Oid			seqid = PG_GETARG_OID(1);
-	int64		epoch_ms = PG_NARGS() > 2 ? epoch_arg(fcinfo, 2) :
-		SHARDID_EPOCH_OF_DATABASE;
+	int64		epoch_ms = SHARDID_EPOCH_OF_DATABASE;
 	int64		value;
-	bool		checked;
 
 	check_shard(shard);
 	shardid_guard_require();
 
-	checked = check_sequence(seqid);
-
 	/*
-	 * Refuse an explicit epoch in the future, or a clock past its horizon,
-	 * before spending a sequence value.  The database's epoch was checked
-	 * when it was set, so the usual call skips this clock reading; the
-	 * guard checks the epoch and the horizon for every ID either way.
+	 * An explicit epoch: refuse one in the future, or a clock past its
+	 * horizon, before spending a sequence value.  The database's epoch was
+	 * checked when it was set, so the usual call skips this clock reading;
+	 * the guard checks the epoch and the horizon for every ID either way.
 	 */
-	if (PG_NARGS() > 2)
+	if (unlikely(PG_NARGS() > 2))
 	{
-		int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
-
-		if (epoch_ms > now_ms)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("epoch %s is in the future", shardid_unix_ms_to_str(epoch_ms)),
-					 errdetail("The clock reads %s.", shardid_unix_ms_to_str(now_ms))));
-		if (now_ms > shardid_horizon_ms(epoch_ms))
-			shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, shard, 0);
+		epoch_ms = epoch_arg(fcinfo, 2);
+		check_epoch_now(epoch_ms, shard);
 	}
 
 	/* The caller's rights: nextval's own USAGE/UPDATE check. */
-	value = nextval_internal(seqid, true);
-	if (!checked)
+	if (likely(check_sequence(seqid)))
+		value = nextval_internal(seqid, true);
+	else
+	{
+		value = nextval_internal(seqid, true);
 		remember_sequence(seqid);
+	}
 
 	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, epoch_ms));
 }
@@ -493,7 +504,6 @@ Datum
 shardid_set_epoch(PG_FUNCTION_ARGS)
 {
 	int64		epoch_ms = epoch_arg(fcinfo, 0);
-	int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
 
 	if (!superuser() && GetUserId() != extension_owner())
 		ereport(ERROR,
@@ -501,13 +511,7 @@ shardid_set_epoch(PG_FUNCTION_ARGS)
 				 errmsg("permission denied to set the epoch of database \"%s\"",
 						get_database_name(MyDatabaseId)),
 				 errdetail("Only superusers and the owner of extension shardid may set it.")));
-	if (epoch_ms > now_ms)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("epoch %s is in the future", shardid_unix_ms_to_str(epoch_ms)),
-				 errdetail("The clock reads %s.", shardid_unix_ms_to_str(now_ms))));
-	if (now_ms > shardid_horizon_ms(epoch_ms))
-		shardid_report(SHARDID_PAST_HORIZON, now_ms, epoch_ms, 0, 0);
+	check_epoch_now(epoch_ms, 0);
 
 	shardid_guard_set_epoch(epoch_ms);
 	PG_RETURN_VOID();

@@ -144,7 +144,6 @@ shmem_request(void)
 									hash_estimate_size(shardid_max_sequences,
 													   sizeof(GuardHashEntry))));
 	RequestNamedLWLockTranche("shardid", 1);
-	RequestNamedLWLockTranche("shardid_fence", shardid_max_databases);
 }
 
 static void
@@ -157,6 +156,7 @@ db_clear(GuardDb *db)
 	db->start = -1;
 	db->floor = -1;
 	db->start_slack = 0;
+	db->write_lag_ms = 0;
 	pg_atomic_write_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 	db->epoch_free = false;
 	db->fence_writes = 0;
@@ -188,7 +188,6 @@ shmem_startup(void)
 	memos = ShmemInitStruct("shardid memos", memos_size(), &memos_found);
 	if (!found)
 	{
-		LWLockPadded *fence_locks = GetNamedLWLockTranche("shardid_fence");
 		int			i;
 
 		Assert(!dbs_found && !memos_found);
@@ -216,8 +215,8 @@ shmem_startup(void)
 			pg_atomic_init_u32(&db->gen, 0);
 			pg_atomic_init_u64(&db->fence, (uint64) INT64CONST(-1));
 			pg_atomic_init_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
+			pg_atomic_init_u32(&db->writing, 0);
 			db_clear(db);
-			db->io_lock = &fence_locks[i].lock;
 		}
 	}
 
@@ -326,10 +325,11 @@ memo_find(Oid dbid, bool create)
 
 /*
  * The highest field of database entry dbno that any of its slots issued or
- * started at, its floor and its start; the caller holds shared->lock.
+ * started at, and its floor, and with with_start its start; the caller
+ * holds shared->lock.
  */
 static int64
-db_high(int dbno)
+db_high(int dbno, bool with_start)
 {
 	GuardShared *shared = shardid_shared;
 	GuardDb    *db = &shared->dbs[dbno];
@@ -337,7 +337,7 @@ db_high(int dbno)
 	int			i;
 
 	SpinLockAcquire(&db->mutex);
-	high = Max(db->floor, db->start);
+	high = with_start ? Max(db->floor, db->start) : db->floor;
 	SpinLockRelease(&db->mutex);
 	for (i = 0; i < shared->slot_count; i++)
 	{
@@ -386,13 +386,17 @@ db_find_or_create(Oid dbid)
 	}
 
 	/* remember how far the victim's database went: see GuardMemo */
-	if (shared->dbs[victim].dbid != InvalidOid &&
-		pg_atomic_read_u32(&shared->dbs[victim].state) != GUARD_FENCE_UNKNOWN)
+	if (shared->dbs[victim].dbid != InvalidOid)
 	{
-		GuardMemo  *memo = memo_find(shared->dbs[victim].dbid, true);
+		int64		high = db_high(victim, true);
 
-		memo->high = Max(memo->high, db_high(victim));
-		memo->used = GetCurrentTimestamp();
+		if (high >= 0)
+		{
+			GuardMemo  *memo = memo_find(shared->dbs[victim].dbid, true);
+
+			memo->high = Max(memo->high, high);
+			memo->used = GetCurrentTimestamp();
+		}
 	}
 
 	if (shared->dbs[victim].dbid != InvalidOid &&
@@ -607,23 +611,10 @@ int64
 shardid_db_known_max(GuardDb *db)
 {
 	GuardShared *shared = shardid_shared;
-	int			dbno = db - shared->dbs;
 	int64		known;
-	int			i;
 
 	LWLockAcquire(shared->lock, LW_SHARED);
-	SpinLockAcquire(&db->mutex);
-	known = db->floor;
-	SpinLockRelease(&db->mutex);
-	for (i = 0; i < shared->slot_count; i++)
-	{
-		GuardSlot  *slot = &shared->slots[i];
-
-		SpinLockAcquire(&slot->mutex);
-		if (slot->in_use && slot->dbno == dbno)
-			known = Max(known, guard_slot_reached(slot));
-		SpinLockRelease(&slot->mutex);
-	}
+	known = db_high(db - shared->dbs, false);
 	LWLockRelease(shared->lock);
 	return known;
 }
@@ -661,10 +652,16 @@ shardid_db_lower(GuardDb *db, int64 field)
 	if (db->dbid == MyDatabaseId)
 	{
 		/*
-		 * Never below an ID this server issued: each slot is read and
-		 * lowered under its mutex, which every issuer holds from its
-		 * decision to its update, so none slips in between.
+		 * Publish the low fence first: from then on no issuer passes
+		 * field without the fence lock, which the caller holds.  Then
+		 * never below an ID this server issued: each slot is read under
+		 * its mutex, which every issuer holds from its decision to its
+		 * update, so none that passed the old fence is missed.
 		 */
+		SpinLockAcquire(&db->mutex);
+		pg_atomic_write_u64(&db->fence, (uint64) Min(field, guard_fence_read(db)));
+		SpinLockRelease(&db->mutex);
+		pg_memory_barrier();
 		for (i = 0; i < shared->slot_count; i++)
 		{
 			GuardSlot  *slot = &shared->slots[i];

@@ -24,18 +24,16 @@
  *	  entry still belongs to the writer's database: an entry may be
  *	  reused for another database at any time, and the change of its dbid
  *	  under the mutex is what hands it over.
- *	- A database entry's io_lock (an LWLock) is held by the one backend
- *	  that reads or writes the database's fence; it is only ever taken
- *	  conditionally, so that those who wait for it can be cancelled.  A
- *	  backend holding it may take shared->lock, never the other way round.
+ *	- A database's durable fence is read and written under a
+ *	  self-conflicting heavyweight lock on its sequence (fence.c), which
+ *	  every reader and writer of the database takes, whichever entry it
+ *	  works through: so the stored fence never goes down, and a backend
+ *	  waiting for it (or, holding it, for the disk or the standbys) can be
+ *	  cancelled.  No LWLock or spinlock is held meanwhile.
  *	- Eviction holds shared->lock exclusively, then takes the victim's
  *	  mutex: never the other order.
  *	- The memos (one per database that ever had an entry) are read and
  *	  written only under shared->lock held exclusively.
- *	- The durable fence itself is written under a self-conflicting lock
- *	  on its sequence (fence.c), which every writer of the database takes
- *	  whichever entry it works through; io_lock only keeps the backends of
- *	  one entry from queueing there.
  *
  * src/shmem.h
  *
@@ -123,7 +121,9 @@ typedef struct GuardDb
 	int64		fence_writes;	/* fence records written */
 	int64		fence_write_waits;	/* calls that waited for a write */
 	TimestampTz last_used;		/* for choosing an entry to reuse */
-	LWLock	   *io_lock;		/* see the locking protocol */
+	int64		write_lag_ms;	/* how long the last fence write took */
+	pg_atomic_uint32 writing;	/* a fence write is under way: early
+								 * writers need not try the lock */
 } GuardDb;
 
 /*
