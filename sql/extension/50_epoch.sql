@@ -17,10 +17,22 @@ REVOKE ALL ON SEQUENCE shardid_epoch FROM PUBLIC;
 -- pg_dump carries the epoch with the data
 SELECT pg_catalog.pg_extension_config_dump('@extschema@.shardid_epoch'::pg_catalog.regclass, '');
 
-CREATE FUNCTION shardid_epoch()
-RETURNS pg_catalog.timestamptz
-AS 'MODULE_PATHNAME', 'shardid_epoch'
-LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+-- The first function of 1.2's library: a server still running an older
+-- library (installed, but not restarted since) says so here.
+DO $probe$
+BEGIN
+	CREATE FUNCTION @extschema@.shardid_epoch()
+	RETURNS pg_catalog.timestamptz
+	AS 'MODULE_PATHNAME', 'shardid_epoch'
+	LANGUAGE C STABLE STRICT PARALLEL RESTRICTED;
+EXCEPTION WHEN undefined_function THEN
+	RAISE EXCEPTION USING
+		ERRCODE = 'object_not_in_prerequisite_state',
+		MESSAGE = 'the shardid library this server loaded is older than version 1.2',
+		DETAIL = SQLERRM,
+		HINT = 'Restart the server, so that it loads the shardid library that was installed, then run this again.';
+END
+$probe$;
 
 COMMENT ON FUNCTION shardid_epoch() IS
 'epoch of this database: the one shardid_set_epoch set, else 2011-01-01 00:00:00 UTC';
