@@ -475,6 +475,7 @@ guard_fence_load(GuardDb *db)
 	int64		disk;
 	int64		fence;
 	int64		known;
+	int64		published;
 	int64		epoch;
 	int64		slack;
 	int64		took = 0;
@@ -523,14 +524,17 @@ guard_fence_load(GuardDb *db)
 	 * What the server knows was issued, and the fence it published: other
 	 * backends may have issued up to that without the lock.  A fence read
 	 * back (after CREATE EXTENSION, or from another entry) must cover
-	 * both.
+	 * both: the lead past the IDs, and at least the published fence, but
+	 * not the lead past that, which would put it further ahead of the
+	 * clock than its lead record says.
 	 */
-	known = Max(shardid_db_known_max(db), guard_fence_read(db));
+	known = shardid_db_known_max(db);
+	published = guard_fence_read(db);
 	fence = disk;
-	if (known > disk)
+	if (Max(known, published) > disk)
 	{
 		int64		new_slack;
-		int64		value = fence_value(db, known, &new_slack);
+		int64		value = Max(fence_value(db, known, &new_slack), published);
 
 		fence = fence_store(relid, value, new_slack, &took);
 		wrote = true;
@@ -738,12 +742,13 @@ shardid_guard_reload_fence(void)
 	relid = shardid_fence_lock(true, NULL);
 	if (OidIsValid(relid))
 	{
-		int64		known = Max(shardid_db_known_max(db), guard_fence_read(db));
+		int64		known = shardid_db_known_max(db);
+		int64		published = guard_fence_read(db);
 
-		if (db_is_mine(db) && known >= 0)
+		if (db_is_mine(db) && Max(known, published) >= 0)
 		{
 			int64		slack;
-			int64		value = fence_value(db, known, &slack);
+			int64		value = Max(fence_value(db, known, &slack), published);
 
 			(void) fence_store(relid, value, slack, NULL);
 		}
