@@ -329,8 +329,10 @@ standbys_have(XLogRecPtr lsn)
 }
 
 void
-shardid_fence_flush_to(XLogRecPtr lsn)
+shardid_fence_flush(void)
 {
+	XLogRecPtr	lsn = XactLastRecEnd;
+
 	XLogFlush(lsn);
 
 	/*
@@ -346,10 +348,4 @@ shardid_fence_flush_to(XLogRecPtr lsn)
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
-}
-
-void
-shardid_fence_flush(void)
-{
-	shardid_fence_flush_to(XactLastRecEnd);
 }

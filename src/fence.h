@@ -11,8 +11,6 @@
 #ifndef SHARDID_FENCE_H
 #define SHARDID_FENCE_H
 
-#include "access/xlogdefs.h"
-
 #include "layout.h"
 
 /* The name of the sequence that holds the fence, in the extension's schema */
@@ -69,13 +67,12 @@ extern SHARDID_INTERNAL int64 shardid_seq_read(Oid relid);
 extern SHARDID_INTERNAL void shardid_seq_write(Oid relid, int64 value);
 
 /*
- * Flush what this backend wrote to the WAL (or the WAL up to lsn), and,
- * if the server has synchronous standbys, wait until they have flushed it
- * (applied it, with synchronous_commit = remote_apply), whatever this
- * session's synchronous_commit says.  A cancel or statement_timeout ends
- * the wait with an error (57014).
+ * Flush what this backend wrote to the WAL, and, if the server has
+ * synchronous standbys, wait until they have flushed it (applied it, with
+ * synchronous_commit = remote_apply), whatever this session's
+ * synchronous_commit says.  A cancel or statement_timeout ends the wait
+ * with an error (57014).
  */
 extern SHARDID_INTERNAL void shardid_fence_flush(void);
-extern SHARDID_INTERNAL void shardid_fence_flush_to(XLogRecPtr lsn);
 
 #endif							/* SHARDID_FENCE_H */

@@ -539,15 +539,17 @@ guard_fence_load(GuardDb *db)
 		fence = fence_store(relid, value, new_slack, &took);
 		wrote = true;
 	}
-	else if (!transactional)
+	else if (!transactional && disk >= 0)
 	{
 		/*
 		 * A fence this backend did not write may not be durable yet: the
 		 * write of a backend whose wait for the standbys was cancelled, or
-		 * a commit made with synchronous_commit off.  Flush the WAL that
-		 * holds it, and wait for the standbys, before it is used.
+		 * a commit made with synchronous_commit off.  Write it again (one
+		 * small record, after every record it depends on) and flush that,
+		 * waiting for the standbys, before it is used.
 		 */
-		shardid_fence_flush_to(GetXLogInsertRecPtr());
+		shardid_seq_write(relid, disk);
+		shardid_fence_flush();
 	}
 	if (transactional)
 	{
