@@ -550,6 +550,7 @@ guard_fence_load(GuardDb *db)
 		 */
 		shardid_seq_write(relid, disk);
 		shardid_fence_flush();
+		wrote = true;
 	}
 	if (transactional)
 	{
