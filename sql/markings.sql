@@ -15,12 +15,14 @@ SELECT p.oid::regprocedure AS function,
   JOIN pg_language l ON l.oid = p.prolang
  ORDER BY p.proname, p.pronargs;
 
--- Everything the extension made.
+-- Everything the extension made.  (PostgreSQL 17 and later also list
+-- the row types of its views and tables as members; they are left out.)
 SELECT pg_describe_object(classid, objid, 0) AS object
   FROM pg_depend
  WHERE refclassid = 'pg_extension'::regclass
    AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'shardid')
    AND deptype = 'e'
+   AND classid <> 'pg_type'::regclass
  ORDER BY 1;
 
 -- Not trusted: only a superuser may create it.

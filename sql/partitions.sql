@@ -287,17 +287,36 @@ SELECT parent, action, count(*)
 SELECT count(*) AS nothing FROM shardid_partition_maintain_all('{}', '1 day', 2);
 
 --
--- 5. A default partition that holds rows in the range of a new partition:
--- the maintenance refuses and changes nothing.
+-- 5. Rows in the default partition: in the range of a new partition, of a
+-- day past premake, and of a day long past but within retain, each get
+-- their partition and move there, in the same transaction; a row older
+-- than retain stays in the default partition.
 --
 CREATE TABLE busy (id bigint, note text) PARTITION BY RANGE (id);
 CREATE TABLE busy_default PARTITION OF busy DEFAULT;
-INSERT INTO busy VALUES (shardid_encode(date_trunc('day', now()) + interval '2 days 3 hours', 5, 5), 'early');
-SELECT pg_temp.mask(err($$SELECT * FROM shardid_partition_maintain('busy', '1 day', 3)$$));
-SELECT count(*) AS partitions FROM pg_inherits WHERE inhparent = 'busy'::regclass;
-SELECT tableoid::regclass, note FROM busy;
--- with premake 1 the range of that row is not wanted yet, and all is well
-SELECT action, count(*) FROM shardid_partition_maintain('busy', '1 day', 1) GROUP BY action;
+INSERT INTO busy VALUES
+	(shardid_encode(date_trunc('day', now(), 'UTC') + interval '2 days 3 hours', 5, 5), 'in premake'),
+	(shardid_encode(date_trunc('day', now(), 'UTC') + interval '9 days', 5, 5), 'after premake'),
+	(shardid_encode(date_trunc('day', now(), 'UTC') - interval '3 days', 5, 5), 'past'),
+	(shardid_encode(date_trunc('day', now(), 'UTC') - interval '60 days', 5, 5), 'older than retain');
+SET client_min_messages = warning;	-- the NOTICEs name dated partitions
+SELECT action, count(*) FROM shardid_partition_maintain('busy', '1 day', 3, '30 days') GROUP BY action;
+RESET client_min_messages;
+SELECT note,
+	   tableoid::regclass::text = CASE note WHEN 'older than retain' THEN 'busy_default'
+			ELSE 'busy_p' || to_char(shardid_created_at(id) AT TIME ZONE 'UTC', 'YYYYMMDD') END AS where_it_belongs
+  FROM busy ORDER BY id;
+SELECT partitions, default_partition, default_rows, last_result, made, dropped, moved
+  FROM shardid_partition_status WHERE parent = 'busy'::regclass;
+-- a foreign key to the parent would see rows leave: refused, nothing moved
+CREATE TABLE busy_ref (busy_id bigint PRIMARY KEY) PARTITION BY RANGE (busy_id);
+CREATE TABLE busy_ref_default PARTITION OF busy_ref DEFAULT;
+CREATE TABLE busy_child (ref bigint REFERENCES busy_ref ON DELETE CASCADE);
+INSERT INTO busy_ref VALUES (shardid_encode(date_trunc('day', now(), 'UTC') + interval '1 day', 5, 5));
+INSERT INTO busy_child SELECT busy_id FROM busy_ref;
+SELECT pg_temp.mask(err($$SELECT * FROM shardid_partition_maintain('busy_ref', '1 day', 1)$$));
+SELECT (SELECT count(*) FROM busy_ref_default) AS in_default, (SELECT count(*) FROM busy_child) AS children;
+DROP TABLE busy_child, busy_ref;
 
 --
 -- 6. Refusals, each with its SQLSTATE.
@@ -399,6 +418,79 @@ DROP TABLE owned;
 REVOKE CREATE ON SCHEMA public FROM regress_shardid_part_owner;
 DROP ROLE regress_shardid_part_other;
 DROP ROLE regress_shardid_part_owner;
+
+--
+-- 7. shardid_partition_run: each table in transactions of its own.  One
+-- that fails is reported in the status with its SQLSTATE; the others get
+-- their partitions; the call ends in an error carrying the failure.
+--
+CREATE SCHEMA run_a;
+CREATE SCHEMA run_b;
+CREATE SCHEMA run_c;
+CREATE TABLE run_a.t (id bigint PRIMARY KEY, note text) PARTITION BY RANGE (id);
+CREATE TABLE run_b.t (id bigint PRIMARY KEY, note text) PARTITION BY RANGE (id);
+CREATE TABLE run_c.t (id bigint PRIMARY KEY, note text) PARTITION BY RANGE (id);
+CREATE TABLE run_c.t_default PARTITION OF run_c.t DEFAULT;
+INSERT INTO run_c.t VALUES (shardid_encode(now() + interval '5 days', 1, 1), 'stray');
+-- run_b's next partition would have the name of a table that is there
+DO $$
+BEGIN
+  EXECUTE format('CREATE TABLE run_b.%I (id bigint)', 't_p' || to_char(now() AT TIME ZONE 'UTC' + interval '1 day', 'YYYYMMDD'));
+END $$;
+\set VERBOSITY sqlstate
+SET client_min_messages = error;	-- the WARNING names a dated partition
+CALL shardid_partition_run('{run_c.t,run_b.t,run_a.t}', '1 day', 2);
+RESET client_min_messages;
+\set VERBOSITY default
+SELECT parent, partitions, default_rows, last_result, last_sqlstate,
+	   pg_temp.mask(last_message) AS last_message, made, dropped, moved,
+	   covered_until = date_trunc('day', now(), 'UTC') + interval '3 days' AS covered_3_days,
+	   ahead = covered_until - now() AS ahead_right,
+	   oldest_start = date_trunc('day', now(), 'UTC') AS oldest_today
+  FROM shardid_partition_status WHERE parent::text LIKE 'run\__.t' ORDER BY parent::text;
+-- the stray row's day has its partition, and the row is there
+SELECT tableoid::regclass::text = 'run_c.t_p' || to_char(shardid_created_at(id) AT TIME ZONE 'UTC', 'YYYYMMDD') AS moved
+  FROM run_c.t;
+-- once the name is free, the next run makes run_b's partitions too
+DO $$
+BEGIN
+  EXECUTE format('DROP TABLE run_b.%I', 't_p' || to_char(now() AT TIME ZONE 'UTC' + interval '1 day', 'YYYYMMDD'));
+END $$;
+CALL shardid_partition_run('{run_c.t,run_b.t,run_a.t}', '1 day', 2);
+SELECT parent, partitions, last_result, last_sqlstate, made FROM shardid_partition_status
+ WHERE parent::text LIKE 'run\__.t' ORDER BY parent::text;
+-- a procedure that commits: not inside a transaction block
+BEGIN;
+CALL shardid_partition_run('{run_a.t}', '1 day', 2);
+ROLLBACK;
+-- arguments are checked before any table
+CALL shardid_partition_run('{run_a.t}', '25 hours', 2);
+CALL shardid_partition_run('{run_a.t}', '1 day', 2, lock_wait => '0 s');
+CALL shardid_partition_run(NULL, '1 day', 2);
+-- a role that owns none of them: each fails with 42501, and nothing is
+-- recorded for it; it sees no other role's runs, and cannot write them
+CREATE ROLE regress_shardid_part_stranger;
+GRANT USAGE ON SCHEMA run_a TO regress_shardid_part_stranger;
+SET ROLE regress_shardid_part_stranger;
+\set VERBOSITY sqlstate
+CALL shardid_partition_run('{run_a.t}', '1 day', 2);
+\set VERBOSITY default
+SELECT count(*) AS runs_seen FROM shardid_partition_status;
+SELECT err($$INSERT INTO shardid_partition_log (parent, step, premake, epoch, result, sqlstate, message, made, dropped, moved)
+			 VALUES ('run_a.t'::regclass, '1 day', 2, '2011-01-01+00', 'failed', 'XX000', 'forged', 0, 0, 0)$$);
+SELECT err($$UPDATE shardid_partition_log SET result = 'failed'$$);
+SELECT err($$DELETE FROM shardid_partition_log$$);
+SELECT err($$LOCK TABLE shardid_partition_log IN ACCESS EXCLUSIVE MODE$$);
+RESET ROLE;
+SELECT last_result, last_message FROM shardid_partition_status WHERE parent = 'run_a.t'::regclass;
+DROP SCHEMA run_a, run_b, run_c CASCADE;
+DROP ROLE regress_shardid_part_stranger;
+-- only the last run of each table is kept, and the runs of tables that
+-- are gone are forgotten, at the next run
+CALL shardid_partition_run('{}', '1 day', 2);
+SELECT count(*) AS runs_of_gone_tables FROM shardid_partition_log l
+ WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = l.parent);
+SELECT count(*) = count(DISTINCT parent) AS one_run_each FROM shardid_partition_log;
 
 -- The functions' markings.
 SELECT p.oid::regprocedure, p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.proconfig
