@@ -344,6 +344,7 @@ DECLARE
 	base_name pg_catalog.text;
 	due pg_catalog.bool;
 	drops_due pg_catalog.bool;
+	drops_busy pg_catalog.bool;
 	lock_ms pg_catalog.int8;
 	-- one partition
 	rng record;
@@ -542,29 +543,38 @@ BEGIN
 		PERFORM pg_catalog.set_config('lock_timeout', lock_ms::pg_catalog.text, true);
 	END IF;
 
-	-- The parent first.  SHARE UPDATE EXCLUSIVE serialises maintenance
-	-- runs and blocks no query or insert; with partitions to drop in this
-	-- transaction, ACCESS EXCLUSIVE at once, before the default partition.
+	-- The parent first.  With partitions to drop, ACCESS EXCLUSIVE at
+	-- once, before the default partition is touched; if that wait runs
+	-- out, the drops are "busy" and the partitions are made all the same,
+	-- under SHARE UPDATE EXCLUSIVE, which serialises maintenance runs and
+	-- blocks no query or insert.
 	drops_due := do_drop AND cutoff IS NOT NULL
 		   AND EXISTS (SELECT FROM @extschema@.shardid_partition_ranges(par.oid) AS b
 						WHERE b.hi OPERATOR(pg_catalog.<=) cutoff::pg_catalog.numeric);
 	IF NOT do_make AND NOT drops_due THEN
 		RETURN;
 	END IF;
-	BEGIN
-		IF drops_due THEN
+	drops_busy := false;
+	IF drops_due THEN
+		BEGIN
 			EXECUTE pg_catalog.format('LOCK TABLE ONLY %I.%I IN ACCESS EXCLUSIVE MODE',
 									  par.nspname, par.relname);
-		ELSE
+		EXCEPTION WHEN lock_not_available THEN
+			drops_busy := true;
+		END;
+	END IF;
+	IF do_make AND (drops_busy OR NOT drops_due) THEN
+		BEGIN
 			EXECUTE pg_catalog.format('LOCK TABLE ONLY %I.%I IN SHARE UPDATE EXCLUSIVE MODE',
 									  par.nspname, par.relname);
-		END IF;
-	EXCEPTION WHEN lock_not_available THEN
-		partition := pg_catalog.format('%I.%I', par.nspname, par.relname);
-		action := 'busy';
-		RETURN NEXT;
-		RETURN;
-	END;
+		EXCEPTION WHEN lock_not_available THEN
+			partition := pg_catalog.format('%I.%I', par.nspname, par.relname);
+			action := 'busy';
+			moved := 0;
+			RETURN NEXT;
+			RETURN;
+		END;
+	END IF;
 
 	IF do_make THEN
 		SELECT dc.oid, dn.nspname, dc.relname INTO def
@@ -772,9 +782,9 @@ BEGIN
 	END IF;
 
 	-- Retention: the parent is held ACCESS EXCLUSIVE already (taken first,
-	-- above); DROP TABLE locks the default partition after it.  A drop
-	-- whose lock wait runs out is "busy", and the rest wait for the next
-	-- run.
+	-- above), or could not be, and every drop is "busy"; DROP TABLE locks
+	-- the default partition after it.  A drop whose lock wait runs out is
+	-- "busy", and the rest wait for the next run.
 	FOR gone IN
 		SELECT b.nspname, b.relname, b.lo, b.hi
 		  FROM @extschema@.shardid_partition_ranges(par.oid) AS b
@@ -787,6 +797,11 @@ BEGIN
 		range_end := CASE WHEN gone.hi OPERATOR(pg_catalog.>=) 0
 						 THEN @extschema@.shardid_created_at(gone.hi::pg_catalog.int8, epoch) END;
 		moved := 0;
+		IF drops_busy THEN
+			action := 'busy';
+			RETURN NEXT;
+			CONTINUE;
+		END IF;
 		BEGIN
 			EXECUTE pg_catalog.format('DROP TABLE %I.%I', gone.nspname, gone.relname);
 			action := 'dropped';
