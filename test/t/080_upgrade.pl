@@ -66,8 +66,9 @@ SELECT format('function %s volatile=%s strict=%s parallel=%s config=%s acl=%s%s'
   FROM pg_proc p
   JOIN member m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
 UNION ALL
-SELECT format('relation %s kind=%s acl=%s persistence=%s%s',
+SELECT format('relation %s kind=%s acl=%s persistence=%s rls=%s/%s%s',
               c.oid::regclass, c.relkind, c.relacl, c.relpersistence,
+              c.relrowsecurity, c.relforcerowsecurity,
               CASE c.relkind WHEN 'v' THEN E'\n' || pg_get_viewdef(c.oid) END)
   FROM pg_class c
   JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
@@ -79,10 +80,27 @@ SELECT format('sequence %s owner=%s type=%s start=%s min=%s max=%s increment=%s 
   JOIN pg_class c ON c.relname = s.sequencename AND c.relnamespace = s.schemaname::regnamespace
   JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid
 UNION ALL
-SELECT format('column %s.%s %s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod))
+SELECT format('column %s.%s %s notnull=%s default=%s', a.attrelid::regclass, a.attname,
+              format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
   FROM pg_attribute a
   JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = a.attrelid
+  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
  WHERE a.attnum > 0 AND NOT a.attisdropped
+UNION ALL
+SELECT format('constraint %s %s', k.conrelid::regclass, pg_get_constraintdef(k.oid))
+  FROM pg_constraint k
+  JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = k.conrelid
+UNION ALL
+SELECT format('index %s', pg_get_indexdef(i.indexrelid))
+  FROM pg_index i
+  JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = i.indrelid
+UNION ALL
+SELECT format('policy %s on %s cmd=%s roles=%s permissive=%s using=%s check=%s',
+              pol.polname, pol.polrelid::regclass, pol.polcmd, pol.polroles::regrole[],
+              pol.polpermissive, pg_get_expr(pol.polqual, pol.polrelid),
+              pg_get_expr(pol.polwithcheck, pol.polrelid))
+  FROM pg_policy pol
+  JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = pol.polrelid
 UNION ALL
 SELECT format('config %s %s', c::regclass, x)
   FROM pg_extension e, unnest(e.extconfig) WITH ORDINALITY AS u(c, i),
@@ -216,6 +234,14 @@ is($node->safe_psql('fresh11', $catalog_query), $fresh12,
 	'1.1 updated to 1.2 has the catalog of a fresh 1.2 install');
 like($fresh12, qr/^function shardid_fence_lower\(timestamp with time zone\) volatile=v strict=t parallel=u /m,
 	'the comparison covers the 1.2 functions');
+like($fresh12, qr/^policy shardid_partition_log_add on shardid_partition_log cmd=a .* check=\(EXISTS/m,
+	'the comparison covers the partition log\'s policies');
+like($fresh12, qr/^index CREATE INDEX shardid_partition_log_parent ON \S+ USING btree \(parent, ran_at\)$/m,
+	'the comparison covers the partition log\'s index');
+like($fresh12, qr/^relation shardid_partition_log kind=r acl=\{[^}]*=ar\/[^}]*\} persistence=p rls=t\/f$/m,
+	'the comparison covers the partition log\'s grants and row security');
+like($fresh12, qr/^procedure shardid_partition_run\(regclass\[\],interval,integer,interval,timestamp with time zone,interval\)/m,
+	'the comparison covers the maintenance procedure');
 is(join(' ', sort $fresh12 =~ /^config (\S+) $/mg), 'shardid_epoch shardid_fence shardid_fence_lead',
 	'the epoch and the fence\'s lead are extension configuration too (pg_dump carries them)');
 
