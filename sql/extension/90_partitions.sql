@@ -34,7 +34,8 @@
 --     partition after the parent);
 --   - both in one transaction (the functions): ACCESS EXCLUSIVE on the
 --     parent first, if anything is to be dropped, so that the default
---     partition is never locked before the parent.
+--     partition is never locked before the parent; if that wait runs out,
+--     the drops are "busy" and the partitions are made as above.
 -- No step holds the default partition while it waits for the parent,
 -- which is how readers (the parent, then its partitions) and maintenance
 -- deadlocked in 1.1.
