@@ -471,6 +471,25 @@ SELECT * FROM shardid_partition_maintain('p', '1 day', 3, '1 day', '-infinity');
 SELECT * FROM shardid_partition_maintain('p', '1 millisecond', 3, NULL, '2011-01-01 00:00:00+00');
 SELECT * FROM shardid_partition_maintain('p', '-1 day', 3);
 SELECT * FROM shardid_partition_maintain_all(ARRAY['p'::regclass, 'ids'::regclass], '1 day', 3);} ],
+	[ 'shardid_partition_run', 'others\' tables, stray IDs and endless steps' => q{
+CREATE TEMP TABLE p (id bigint NOT NULL) PARTITION BY RANGE (id);
+CREATE TEMP TABLE p_default PARTITION OF p DEFAULT;
+INSERT INTO p VALUES (9223372036854775807), (0), (-1), (shardid_encode(now() + interval '3 days', 0, 0));
+CALL shardid_partition_run(ARRAY['p'::regclass, 'ids'::regclass, 0::regclass], '1 day', 3, '1 day');
+CALL shardid_partition_run(ARRAY['p'::regclass], '1 millisecond', 1000, NULL, '-infinity', '1 day');
+CALL shardid_partition_run(ARRAY['p'::regclass], '1 day', 3, NULL, NULL, '-1 s');
+CALL shardid_partition_run(ARRAY['ids'::regclass], '1 day', 3, NULL, NULL, '1 day');
+SELECT * FROM shardid_partition_status;} ],
+	[ 'shardid_partition_work', 'the internal steps, called directly' => q{
+SELECT * FROM shardid_partition_work('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day', true, true);
+SELECT * FROM shardid_partition_work(0, '1 day', 3, NULL, '2011-01-01+00', NULL, true, true);
+SELECT * FROM shardid_partition_work(NULL, '1 day', 1000, '1 day', '-infinity', '1 day', true, true);
+SELECT * FROM shardid_partition_ranges('ids'), shardid_partition_ranges(0);
+SELECT shardid_partition_log_purge();
+INSERT INTO shardid_partition_log (parent, step, premake, epoch, result, made, dropped, moved)
+  VALUES ('ids'::regclass, '1 day', 1, '2011-01-01+00', 'failed', 0, 0, 0);
+LOCK TABLE shardid_partition_log IN ACCESS EXCLUSIVE MODE;
+DELETE FROM shardid_partition_log;} ],
 	[ 'shardid_provision_shard', 'system schemas and bad shards' => q{
 SELECT * FROM shardid_provision_shard(1, 'pg_catalog');
 SELECT * FROM shardid_provision_shard(-1, 'public', 'x');
@@ -544,7 +563,8 @@ my %tried = (
 	map { $_ => 1 } qw(shardid_encode shardid_decode shardid_shard shardid_seq
 	  shardid_created_at shardid_floor shardid_horizon shardid_to_shortcode
 	  shardid_from_shortcode shardid_epoch shardid_stats shardid_stats_info
-	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all));
+	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all
+	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
 check_ids($node, 'postgres', 'A: after the hostile calls');
