@@ -145,6 +145,31 @@ $fn$;
 COMMENT ON FUNCTION shardid_partition_ranges(pg_catalog.regclass) IS
 'internal: the range partitions of a table, with their bounds';
 
+-- The start of the step that holds t, in UTC: steps of months from
+-- January of year 0, other steps from Monday 2001-01-01.
+CREATE FUNCTION shardid_partition_step_start(t pg_catalog.timestamptz, step pg_catalog.interval)
+RETURNS pg_catalog.timestamptz
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+SET TimeZone = 'UTC'
+AS $fn$
+	SELECT CASE WHEN s.months OPERATOR(pg_catalog.=) 0
+				THEN pg_catalog.date_bin(step, t, '2001-01-01 00:00:00+00')
+				ELSE pg_catalog.make_timestamptz(s.k OPERATOR(pg_catalog./) 12,
+												 (s.k OPERATOR(pg_catalog.%) 12) OPERATOR(pg_catalog.+) 1,
+												 1, 0, 0, 0, 'UTC') END
+	  FROM (SELECT m.months,
+				   m.k0 OPERATOR(pg_catalog.-) (m.k0 OPERATOR(pg_catalog.%) NULLIF(m.months, 0)) AS k
+			  FROM (SELECT ((EXTRACT(year FROM step) OPERATOR(pg_catalog.*) 12)
+							OPERATOR(pg_catalog.+) EXTRACT(month FROM step))::pg_catalog.int4 AS months,
+						   (((EXTRACT(year FROM t) OPERATOR(pg_catalog.*) 12)
+							 OPERATOR(pg_catalog.+) EXTRACT(month FROM t))
+							OPERATOR(pg_catalog.-) 1)::pg_catalog.int4 AS k0) AS m) AS s
+$fn$;
+
+COMMENT ON FUNCTION shardid_partition_step_start(pg_catalog.timestamptz, pg_catalog.interval) IS
+'internal: the start of the partition step that holds a time';
+
 -- The work on one parent, in the caller's transaction: make its partitions
 -- (do_make), drop those past retention (do_drop), or, with a NULL parent, only
 -- check the arguments.  One row per partition looked at; a step whose
@@ -180,7 +205,6 @@ DECLARE
 	-- the partitions this parent should have: [starts[i], ends[i])
 	starts pg_catalog.timestamptz[] := '{}';
 	t pg_catalog.timestamptz;
-	k pg_catalog.int4;
 	i pg_catalog.int4;
 	-- the parent
 	par record;
@@ -303,18 +327,7 @@ BEGIN
 	END IF;
 	t := pg_catalog.now();
 	FOR i IN 0 .. premake LOOP
-		-- the start of the step that holds t (2001-01-01 was a Monday)
-		IF step_ms OPERATOR(pg_catalog.=) 0 THEN
-			k := (((EXTRACT(year FROM t) OPERATOR(pg_catalog.*) 12)
-				   OPERATOR(pg_catalog.+) EXTRACT(month FROM t))
-				  OPERATOR(pg_catalog.-) 1)::pg_catalog.int4;
-			k := k OPERATOR(pg_catalog.-) (k OPERATOR(pg_catalog.%) step_months::pg_catalog.int4);
-			t := pg_catalog.make_timestamptz(k OPERATOR(pg_catalog./) 12,
-											 (k OPERATOR(pg_catalog.%) 12) OPERATOR(pg_catalog.+) 1,
-											 1, 0, 0, 0, 'UTC');
-		ELSE
-			t := pg_catalog.date_bin(step, t, '2001-01-01 00:00:00+00');
-		END IF;
+		t := @extschema@.shardid_partition_step_start(t, step);
 		starts := starts OPERATOR(pg_catalog.||) t;
 		t := t OPERATOR(pg_catalog.+) step;
 		IF t OPERATOR(pg_catalog.>) horizon THEN
@@ -478,17 +491,7 @@ BEGIN
 						   INTO v USING v;
 						EXIT WHEN v IS NULL OR v OPERATOR(pg_catalog.<) 0;
 						t := @extschema@.shardid_created_at(v, epoch);
-						IF step_ms OPERATOR(pg_catalog.=) 0 THEN
-							k := (((EXTRACT(year FROM t) OPERATOR(pg_catalog.*) 12)
-								   OPERATOR(pg_catalog.+) EXTRACT(month FROM t))
-								  OPERATOR(pg_catalog.-) 1)::pg_catalog.int4;
-							k := k OPERATOR(pg_catalog.-) (k OPERATOR(pg_catalog.%) step_months::pg_catalog.int4);
-							t := pg_catalog.make_timestamptz(k OPERATOR(pg_catalog./) 12,
-															 (k OPERATOR(pg_catalog.%) 12) OPERATOR(pg_catalog.+) 1,
-															 1, 0, 0, 0, 'UTC');
-						ELSE
-							t := pg_catalog.date_bin(step, t, '2001-01-01 00:00:00+00');
-						END IF;
+						t := @extschema@.shardid_partition_step_start(t, step);
 						EXIT WHEN (t OPERATOR(pg_catalog.+) step) OPERATOR(pg_catalog.>) horizon;
 						IF pg_catalog.array_position(starts, t) IS NULL THEN
 							starts := starts OPERATOR(pg_catalog.||) t;
