@@ -308,6 +308,12 @@ SELECT note,
   FROM busy ORDER BY id;
 SELECT partitions, default_partition, default_rows, last_result, made, dropped, moved
   FROM shardid_partition_status WHERE parent = 'busy'::regclass;
+-- the status counts the default partition's rows without keeping a lock
+BEGIN;
+SELECT default_rows FROM shardid_partition_status WHERE parent = 'busy'::regclass;
+SELECT count(*) AS locks_kept FROM pg_locks
+ WHERE relation = 'busy_default'::regclass AND pid = pg_backend_pid();
+COMMIT;
 -- a foreign key to the parent would see rows leave: refused, nothing moved
 CREATE TABLE busy_ref (busy_id bigint PRIMARY KEY) PARTITION BY RANGE (busy_id);
 CREATE TABLE busy_ref_default PARTITION OF busy_ref DEFAULT;

@@ -967,9 +967,9 @@ AS $fn$
 DECLARE
 	l record;
 	now_id pg_catalog.numeric;
-	edge pg_catalog.numeric;
-	next_edge pg_catalog.numeric;
-	low pg_catalog.numeric;
+	los pg_catalog.numeric[];
+	his pg_catalog.numeric[];
+	i pg_catalog.int4;
 BEGIN
 	FOR l IN
 		SELECT g.*, c.oid::pg_catalog.regclass AS rel, pt.partdefid
@@ -985,40 +985,50 @@ BEGIN
 		step := l.step;
 		premake := l.premake;
 		retain := l.retain;
-		SELECT pg_catalog.count(*), pg_catalog.min(b.lo) INTO partitions, low
+		SELECT pg_catalog.count(*), pg_catalog.array_agg(b.lo ORDER BY b.lo),
+			   pg_catalog.array_agg(b.hi ORDER BY b.lo)
+		  INTO partitions, los, his
 		  FROM @extschema@.shardid_partition_ranges(l.parent) AS b;
-		oldest_start := CASE WHEN low IS NULL THEN NULL
-							 WHEN low OPERATOR(pg_catalog.<) 0 THEN '-infinity'
-							 ELSE @extschema@.shardid_created_at(low::pg_catalog.int8, l.epoch) END;
+		oldest_start := CASE WHEN los IS NULL THEN NULL
+							 WHEN los[1] OPERATOR(pg_catalog.<) 0 THEN '-infinity'
+							 ELSE @extschema@.shardid_created_at(los[1]::pg_catalog.int8, l.epoch) END;
 		-- the run of partitions, each starting where the one before ends,
 		-- from the one that holds now()
 		covered_until := NULL;
 		ahead := NULL;
-		IF pg_catalog.now() OPERATOR(pg_catalog.<) @extschema@.shardid_horizon(l.epoch) THEN
+		IF los IS NOT NULL
+		   AND pg_catalog.now() OPERATOR(pg_catalog.<) @extschema@.shardid_horizon(l.epoch) THEN
 			now_id := @extschema@.shardid_floor(pg_catalog.now(), l.epoch)::pg_catalog.numeric;
-			SELECT b.hi INTO edge
-			  FROM @extschema@.shardid_partition_ranges(l.parent) AS b
-			 WHERE b.lo OPERATOR(pg_catalog.<=) now_id AND b.hi OPERATOR(pg_catalog.>) now_id;
-			IF edge IS NOT NULL THEN
-				LOOP
-					next_edge := NULL;
-					SELECT b.hi INTO next_edge
-					  FROM @extschema@.shardid_partition_ranges(l.parent) AS b
-					 WHERE b.lo OPERATOR(pg_catalog.=) edge;
-					EXIT WHEN next_edge IS NULL;
-					edge := next_edge;
+			i := 1;
+			WHILE i OPERATOR(pg_catalog.<=) partitions AND his[i] OPERATOR(pg_catalog.<=) now_id LOOP
+				i := i OPERATOR(pg_catalog.+) 1;
+			END LOOP;
+			IF i OPERATOR(pg_catalog.<=) partitions AND los[i] OPERATOR(pg_catalog.<=) now_id THEN
+				WHILE i OPERATOR(pg_catalog.<) partitions
+					  AND los[i OPERATOR(pg_catalog.+) 1] OPERATOR(pg_catalog.=) his[i] LOOP
+					i := i OPERATOR(pg_catalog.+) 1;
 				END LOOP;
-				covered_until := CASE WHEN edge OPERATOR(pg_catalog.>) 9223372036854775807 THEN 'infinity'
-									  ELSE @extschema@.shardid_created_at(edge::pg_catalog.int8, l.epoch) END;
+				covered_until := CASE WHEN his[i] OPERATOR(pg_catalog.>) 9223372036854775807 THEN 'infinity'
+									  ELSE @extschema@.shardid_created_at(his[i]::pg_catalog.int8, l.epoch) END;
 				ahead := covered_until OPERATOR(pg_catalog.-) pg_catalog.now();
 			END IF;
 		END IF;
+		-- The default partition's rows, if the caller may read it.  Each
+		-- count runs in a subtransaction that is then rolled back on
+		-- purpose, so that its lock goes with it: over thousands of tables
+		-- the status would otherwise hold a lock per table and fill the
+		-- lock table.
 		default_partition := NULLIF(l.partdefid, 0)::pg_catalog.regclass;
 		default_rows := NULL;
 		IF default_partition IS NOT NULL
 		   AND pg_catalog.has_table_privilege(default_partition, 'SELECT') THEN
-			EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM ONLY %s', default_partition)
-			   INTO default_rows;
+			BEGIN
+				EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM ONLY %s', default_partition)
+				   INTO default_rows;
+				RAISE EXCEPTION USING ERRCODE = 'SD001';
+			EXCEPTION WHEN SQLSTATE 'SD001' THEN
+				NULL;			-- default_rows is kept: variables are not rolled back
+			END;
 		END IF;
 		last_run := l.ran_at;
 		last_result := l.result;
