@@ -290,7 +290,7 @@ SELECT count(*) AS nothing FROM shardid_partition_maintain_all('{}', '1 day', 2)
 -- 5. Rows in the default partition: in the range of a new partition, of a
 -- day past premake, and of a day long past but within retain, each get
 -- their partition and move there, in the same transaction; a row older
--- than retain stays in the default partition.
+-- than retain is deleted, as its partition would have been dropped.
 --
 CREATE TABLE busy (id bigint, note text) PARTITION BY RANGE (id);
 CREATE TABLE busy_default PARTITION OF busy DEFAULT;
@@ -306,7 +306,7 @@ SELECT note,
 	   tableoid::regclass::text = CASE note WHEN 'older than retain' THEN 'busy_default'
 			ELSE 'busy_p' || to_char(shardid_created_at(id) AT TIME ZONE 'UTC', 'YYYYMMDD') END AS where_it_belongs
   FROM busy ORDER BY id;
-SELECT partitions, default_partition, default_rows, last_result, made, dropped, moved
+SELECT partitions, default_partition, default_rows, last_result, made, dropped, moved, pruned
   FROM shardid_partition_status WHERE parent = 'busy'::regclass;
 -- the status counts the default partition's rows without keeping a lock
 BEGIN;
@@ -465,6 +465,30 @@ END $$;
 CALL shardid_partition_run('{run_c.t,run_b.t,run_a.t}', '1 day', 2);
 SELECT parent, partitions, last_result, last_sqlstate, made FROM shardid_partition_status
  WHERE parent::text LIKE 'run\__.t' ORDER BY parent::text;
+-- every shard's table of a name, for CALL (whose arguments cannot be
+-- subqueries): only the caller's own tables in its own shard schemas
+CREATE SCHEMA shard_0101;
+CREATE SCHEMA shard_0102;
+CREATE TABLE shard_0101.chirps (id bigint PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE shard_0102.chirps (id bigint PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE shard_0102.chirps_plain (id bigint);
+CREATE ROLE regress_shardid_part_squatter;
+CREATE SCHEMA shard_0103 AUTHORIZATION regress_shardid_part_squatter;
+SET ROLE regress_shardid_part_squatter;
+CREATE TABLE shard_0103.chirps (id bigint PRIMARY KEY) PARTITION BY RANGE (id);
+SELECT shardid_shard_tables('chirps') AS squatter_sees;
+RESET ROLE;
+GRANT USAGE, CREATE ON SCHEMA shard_0102 TO regress_shardid_part_squatter;
+SET ROLE regress_shardid_part_squatter;
+CREATE TABLE shard_0102.pecks (id bigint PRIMARY KEY) PARTITION BY RANGE (id);
+RESET ROLE;
+SELECT shardid_shard_tables('chirps'), shardid_shard_tables('pecks') AS not_ours,
+	   shardid_shard_tables('chirps_plain') AS not_partitioned;
+CALL shardid_partition_run(shardid_shard_tables('chirps'), '1 day', 1);
+SELECT parent, partitions, last_result FROM shardid_partition_status
+ WHERE parent::text LIKE 'shard\_01%' ORDER BY parent::text;
+DROP SCHEMA shard_0101, shard_0102, shard_0103 CASCADE;
+DROP ROLE regress_shardid_part_squatter;
 -- a procedure that commits: not inside a transaction block
 BEGIN;
 CALL shardid_partition_run('{run_a.t}', '1 day', 2);

@@ -57,7 +57,8 @@ CREATE TABLE shardid_partition_log (
 	message		pg_catalog.text,
 	made		pg_catalog.int4 NOT NULL,
 	dropped		pg_catalog.int4 NOT NULL,
-	moved		pg_catalog.int8 NOT NULL
+	moved		pg_catalog.int8 NOT NULL,
+	pruned		pg_catalog.int8 NOT NULL
 );
 
 CREATE INDEX shardid_partition_log_parent ON shardid_partition_log (parent, ran_at);
@@ -412,7 +413,7 @@ BEGIN
 	drops_due := do_drop AND cutoff IS NOT NULL
 		   AND EXISTS (SELECT FROM @extschema@.shardid_partition_ranges(par.oid) AS b
 						WHERE b.hi OPERATOR(pg_catalog.<=) cutoff::pg_catalog.numeric);
-	IF NOT do_make AND NOT drops_due THEN
+	IF NOT do_make AND NOT do_drop THEN
 		RETURN;
 	END IF;
 	drops_busy := false;
@@ -437,12 +438,13 @@ BEGIN
 		END;
 	END IF;
 
+	SELECT dc.oid, dn.nspname, dc.relname INTO def
+	  FROM pg_catalog.pg_partitioned_table AS pt
+	  JOIN pg_catalog.pg_class AS dc ON dc.oid OPERATOR(pg_catalog.=) pt.partdefid
+	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid OPERATOR(pg_catalog.=) dc.relnamespace
+	 WHERE pt.partrelid OPERATOR(pg_catalog.=) par.oid;
+
 	IF do_make THEN
-		SELECT dc.oid, dn.nspname, dc.relname INTO def
-		  FROM pg_catalog.pg_partitioned_table AS pt
-		  JOIN pg_catalog.pg_class AS dc ON dc.oid OPERATOR(pg_catalog.=) pt.partdefid
-		  JOIN pg_catalog.pg_namespace AS dn ON dn.oid OPERATOR(pg_catalog.=) dc.relnamespace
-		 WHERE pt.partrelid OPERATOR(pg_catalog.=) par.oid;
 		space_clause := CASE WHEN par.spcname IS NULL THEN ''
 						ELSE pg_catalog.format(' TABLESPACE %I', par.spcname) END;
 		-- Partition names are the table's name and the suffix, the table's
@@ -585,6 +587,15 @@ BEGIN
 														   lo_id, GREATEST(rng.range_start, epoch), hi_id, rng.range_end),
 								HINT = 'Move them yourself (docs/partitions.md, "Rows in the default partition"), then run the maintenance again.';
 						END IF;
+						-- Moving rows runs the table's triggers and CHECK
+						-- constraints: only as the table's owner.
+						IF par.relowner OPERATOR(pg_catalog.<>) current_user::pg_catalog.regrole::pg_catalog.oid THEN
+							RAISE EXCEPTION USING
+								ERRCODE = 'insufficient_privilege',
+								MESSAGE = pg_catalog.format('must be owner of table %s to move rows out of its default partition', par.rel),
+								DETAIL = 'Moving rows runs the table''s triggers and constraints, which would run as the caller.',
+								HINT = pg_catalog.format('Run the maintenance as role %s (SET ROLE).', par.relowner::pg_catalog.regrole);
+						END IF;
 						EXECUTE pg_catalog.format(
 							'WITH d AS (DELETE FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.>=) $1 AND d.%I OPERATOR(pg_catalog.<) $2 RETURNING %s)'
 							' INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM d',
@@ -624,6 +635,61 @@ BEGIN
 			moved := r_moved[i];
 			RETURN NEXT;
 		END LOOP;
+	END IF;
+
+	IF NOT do_drop OR cutoff IS NULL THEN
+		RETURN;
+	END IF;
+
+	-- Retention in the default partition: its rows older than the cutoff
+	-- are deleted, as they would have gone with their partition (after
+	-- the parent, when partitions are to be dropped too).  As for moves:
+	-- not through a foreign key, and only as the table's owner.
+	IF def.oid IS NOT NULL THEN
+		BEGIN
+			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.<) $1)',
+									  def.nspname, def.relname, keyname)
+			   INTO due USING cutoff;
+			IF due THEN
+				IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
+							WHERE fk.contype OPERATOR(pg_catalog.=) 'f'
+							  AND (fk.confrelid OPERATOR(pg_catalog.=) par.oid
+								   OR fk.confrelid OPERATOR(pg_catalog.=) def.oid)) THEN
+					RAISE EXCEPTION USING
+						ERRCODE = 'feature_not_supported',
+						MESSAGE = pg_catalog.format('cannot delete rows older than the retention from default partition %I.%I: table %s is referenced by a foreign key',
+													def.nspname, def.relname, par.rel),
+						DETAIL = pg_catalog.format('Its rows with IDs below %s (%s) are past the retention.',
+												   cutoff, pg_catalog.now() OPERATOR(pg_catalog.-) retain),
+						HINT = 'Delete them yourself, then run the maintenance again.';
+				END IF;
+				IF par.relowner OPERATOR(pg_catalog.<>) current_user::pg_catalog.regrole::pg_catalog.oid THEN
+					RAISE EXCEPTION USING
+						ERRCODE = 'insufficient_privilege',
+						MESSAGE = pg_catalog.format('must be owner of table %s to delete rows from its default partition', par.rel),
+						DETAIL = 'Deleting rows runs the table''s triggers, which would run as the caller.',
+						HINT = pg_catalog.format('Run the maintenance as role %s (SET ROLE).', par.relowner::pg_catalog.regrole);
+				END IF;
+				EXECUTE pg_catalog.format('DELETE FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.<) $1',
+										  def.nspname, def.relname, keyname)
+				   USING cutoff;
+				GET DIAGNOSTICS n_rows = ROW_COUNT;
+				partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
+				action := 'pruned';
+				range_start := NULL;
+				range_end := pg_catalog.now() OPERATOR(pg_catalog.-) retain;
+				moved := n_rows;
+				RETURN NEXT;
+			END IF;
+		EXCEPTION WHEN lock_not_available THEN
+			partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
+			action := 'busy';
+			range_start := NULL;
+			range_end := NULL;
+			moved := 0;
+			RETURN NEXT;
+			RETURN;
+		END;
 	END IF;
 
 	-- (partitions that came due since the parent was locked wait for the
@@ -694,6 +760,7 @@ DECLARE
 	n_made pg_catalog.int4;
 	n_dropped pg_catalog.int4;
 	n_moved pg_catalog.int8;
+	n_pruned pg_catalog.int8;
 	n_busy pg_catalog.int4;
 BEGIN
 	IF parents IS NULL OR pg_catalog.array_position(parents, NULL) IS NOT NULL THEN
@@ -722,6 +789,7 @@ BEGIN
 		n_made := 0;
 		n_dropped := 0;
 		n_moved := 0;
+		n_pruned := 0;
 		n_busy := 0;
 		FOR w IN
 			SELECT * FROM @extschema@.shardid_partition_work(parent, step, premake, retain, epoch,
@@ -734,18 +802,22 @@ BEGIN
 			n_made := n_made OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'created')::pg_catalog.int4;
 			n_dropped := n_dropped OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'dropped')::pg_catalog.int4;
 			n_busy := n_busy OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'busy')::pg_catalog.int4;
-			n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
+			IF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
+				n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
+			ELSE
+				n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
+			END IF;
 			RETURN NEXT;
 		END LOOP;
 		-- the run, as the caller (who may own the table through a role
 		-- without inheriting: then it is not recorded)
 		BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved)
+				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
 			VALUES (par.oid, step, premake, retain, epoch,
 					CASE WHEN n_busy OPERATOR(pg_catalog.>) 0 THEN 'busy' ELSE 'ok' END,
 					CASE WHEN n_busy OPERATOR(pg_catalog.>) 0 THEN '55P03' END, NULL,
-					n_made, n_dropped, n_moved);
+					n_made, n_dropped, n_moved, n_pruned);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;
 		END;
@@ -804,6 +876,7 @@ DECLARE
 	n_made pg_catalog.int4;
 	n_dropped pg_catalog.int4;
 	n_moved pg_catalog.int8;
+	n_pruned pg_catalog.int8;
 	n_failed pg_catalog.int4 := 0;
 	n_busy pg_catalog.int4 := 0;
 	first_state pg_catalog.text;
@@ -844,6 +917,7 @@ BEGIN
 		n_made := 0;
 		n_dropped := 0;
 		n_moved := 0;
+		n_pruned := 0;
 
 		-- make: its own transaction
 		BEGIN
@@ -876,11 +950,15 @@ BEGIN
 				LOOP
 					IF w.action OPERATOR(pg_catalog.=) 'dropped' THEN
 						n_dropped := n_dropped OPERATOR(pg_catalog.+) 1;
+					ELSIF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
+						n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
 					ELSIF w.action OPERATOR(pg_catalog.=) 'busy' AND result OPERATOR(pg_catalog.=) 'ok' THEN
 						result := 'busy';
 					END IF;
 				END LOOP;
 			EXCEPTION WHEN OTHERS THEN
+				n_dropped := 0;
+				n_pruned := 0;
 				IF result OPERATOR(pg_catalog.<>) 'failed' THEN
 					GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
 					result := 'failed';
@@ -893,8 +971,9 @@ BEGIN
 		END IF;
 		BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved)
-			VALUES (oids[i], step, premake, retain, epoch, result, state, msg, n_made, n_dropped, n_moved);
+				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
+			VALUES (oids[i], step, premake, retain, epoch, result, state, msg, n_made, n_dropped, n_moved,
+					n_pruned);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;				-- not recorded: the table is gone, or not the caller's
 		END;
@@ -941,6 +1020,29 @@ COMMENT ON PROCEDURE shardid_partition_run(pg_catalog.regclass[], pg_catalog.int
 										   pg_catalog.interval, pg_catalog.timestamptz, pg_catalog.interval) IS
 'maintain the partitions of tables partitioned by range on a shardid key, each table in transactions of its own; fails at the end if any table failed or was busy';
 
+-- The partitioned tables named table_name in every shard's schema
+-- (shard_0000 to shard_8191), for a CALL, whose arguments cannot be
+-- subqueries.  Only tables that the current role owns, in schemas it
+-- owns: a table another role put in such a schema is never maintained
+-- by mistake, with its triggers running as the caller.
+CREATE FUNCTION shardid_shard_tables(table_name pg_catalog.name)
+RETURNS pg_catalog.regclass[]
+LANGUAGE sql STABLE STRICT PARALLEL SAFE SECURITY INVOKER
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+	SELECT COALESCE(pg_catalog.array_agg(c.oid::pg_catalog.regclass ORDER BY n.nspname), '{}')
+	  FROM pg_catalog.pg_class AS c
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+	 WHERE c.relname OPERATOR(pg_catalog.=) table_name
+	   AND c.relkind OPERATOR(pg_catalog.=) 'p'
+	   AND n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}$'
+	   AND c.relowner OPERATOR(pg_catalog.=) current_user::pg_catalog.regrole::pg_catalog.oid
+	   AND n.nspowner OPERATOR(pg_catalog.=) current_user::pg_catalog.regrole::pg_catalog.oid
+$fn$;
+
+COMMENT ON FUNCTION shardid_shard_tables(pg_catalog.name) IS
+'the partitioned tables of that name that the current role owns in the shard schemas it owns, for shardid_partition_run';
+
 -- One row per table that maintenance ran on and the caller may see.
 CREATE FUNCTION shardid_partition_status(
 	OUT parent pg_catalog.regclass,
@@ -959,7 +1061,8 @@ CREATE FUNCTION shardid_partition_status(
 	OUT last_message pg_catalog.text,
 	OUT made pg_catalog.int4,
 	OUT dropped pg_catalog.int4,
-	OUT moved pg_catalog.int8)
+	OUT moved pg_catalog.int8,
+	OUT pruned pg_catalog.int8)
 RETURNS SETOF pg_catalog.record
 LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -1037,6 +1140,7 @@ BEGIN
 		made := l.made;
 		dropped := l.dropped;
 		moved := l.moved;
+		pruned := l.pruned;
 		RETURN NEXT;
 	END LOOP;
 END

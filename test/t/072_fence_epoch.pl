@@ -486,6 +486,7 @@ SELECT * FROM shardid_partition_work(0, '1 day', 3, NULL, '2011-01-01+00', NULL,
 SELECT * FROM shardid_partition_work(NULL, '1 day', 1000, '1 day', '-infinity', '1 day', true, true);
 SELECT * FROM shardid_partition_ranges('ids'), shardid_partition_ranges(0);
 SELECT shardid_partition_log_purge();
+SELECT shardid_shard_tables('ids'), shardid_shard_tables(NULL), shardid_shard_tables(repeat('x', 100));
 SELECT shardid_partition_step_start('infinity', '1 month'), shardid_partition_step_start(now(), '-1 day');
 SELECT shardid_partition_step_start(now(), '0'), shardid_partition_step_start('-infinity', '1000000 years');
 INSERT INTO shardid_partition_log (parent, step, premake, epoch, result, made, dropped, moved)
@@ -567,7 +568,7 @@ my %tried = (
 	  shardid_from_shortcode shardid_epoch shardid_stats shardid_stats_info
 	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all
 	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status
-	  shardid_partition_step_start));
+	  shardid_partition_step_start shardid_shard_tables));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
 check_ids($node, 'postgres', 'A: after the hostile calls');
