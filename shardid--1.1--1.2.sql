@@ -1033,7 +1033,8 @@ BEGIN
 	PERFORM FROM @extschema@.shardid_partition_work(NULL, step, premake, retain, epoch, lock_wait,
 													   false, false);
 	SELECT pg_catalog.array_agg(p.oid ORDER BY p.nspname, p.relname, p.oid),
-		   pg_catalog.array_agg(COALESCE(pg_catalog.format('%I.%I', p.nspname, p.relname), p.oid::pg_catalog.text)
+		   pg_catalog.array_agg(CASE WHEN p.relname IS NULL THEN p.oid::pg_catalog.text
+									 ELSE pg_catalog.format('%I.%I', p.nspname, p.relname) END
 								ORDER BY p.nspname, p.relname, p.oid)
 	  INTO oids, names
 	  FROM (SELECT DISTINCT u.rel::pg_catalog.oid AS oid, n.nspname, c.relname

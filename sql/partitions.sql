@@ -497,6 +497,13 @@ ROLLBACK;
 CALL shardid_partition_run('{run_a.t}', '25 hours', 2);
 CALL shardid_partition_run('{run_a.t}', '1 day', 2, lock_wait => '0 s');
 CALL shardid_partition_run(NULL, '1 day', 2);
+-- a table that is gone fails on its own (42P01); the others are maintained
+\set VERBOSITY sqlstate
+SET client_min_messages = error;
+CALL shardid_partition_run(ARRAY[0, 'run_a.t'::regclass::oid]::regclass[], '1 day', 3);
+RESET client_min_messages;
+\set VERBOSITY default
+SELECT parent, partitions, last_result, made FROM shardid_partition_status WHERE parent = 'run_a.t'::regclass;
 -- a role that owns none of them: each fails with 42501, and nothing is
 -- recorded for it; it sees no other role's runs, and cannot write them
 CREATE ROLE regress_shardid_part_stranger;
