@@ -370,6 +370,8 @@ DECLARE
 	due pg_catalog.bool;
 	drops_due pg_catalog.bool;
 	drops_busy pg_catalog.bool;
+	me pg_catalog.oid;
+	n_found pg_catalog.int4 := 0;
 	lock_ms pg_catalog.int8;
 	-- one partition
 	rng record;
@@ -520,6 +522,7 @@ BEGIN
 			MESSAGE = pg_catalog.format('relation %s is not a partitioned table', par.rel),
 			HINT = 'Create the table with PARTITION BY RANGE (id).';
 	END IF;
+	me := (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) current_user);
 	IF NOT pg_catalog.pg_has_role(par.relowner, 'USAGE') THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'insufficient_privilege',
@@ -626,11 +629,13 @@ BEGIN
 										  def.nspname, def.relname, keyname)
 				   INTO due USING lo_min;
 				IF due OR EXISTS (
-					SELECT FROM pg_catalog.unnest(starts) AS w(s)
-					 WHERE NOT EXISTS (
-						 SELECT FROM @extschema@.shardid_partition_ranges(par.oid) AS b
-						  WHERE b.lo OPERATOR(pg_catalog.<=) @extschema@.shardid_floor(GREATEST(w.s, epoch), epoch)::pg_catalog.numeric
-							AND b.hi OPERATOR(pg_catalog.>=) @extschema@.shardid_floor(w.s OPERATOR(pg_catalog.+) step, epoch)::pg_catalog.numeric)) THEN
+					SELECT FROM (SELECT @extschema@.shardid_floor(GREATEST(w.s, epoch), epoch)::pg_catalog.numeric AS lo,
+										@extschema@.shardid_floor(w.s OPERATOR(pg_catalog.+) step, epoch)::pg_catalog.numeric AS hi
+								   FROM pg_catalog.unnest(starts) AS w(s)) AS x
+					 WHERE (SELECT COALESCE(pg_catalog.sum(LEAST(b.hi, x.hi) OPERATOR(pg_catalog.-) GREATEST(b.lo, x.lo)), 0)
+							  FROM @extschema@.shardid_partition_ranges(par.oid) AS b
+							 WHERE b.lo OPERATOR(pg_catalog.<) x.hi AND b.hi OPERATOR(pg_catalog.>) x.lo)
+						   OPERATOR(pg_catalog.<) (x.hi OPERATOR(pg_catalog.-) x.lo)) THEN
 					EXECUTE pg_catalog.format('LOCK TABLE ONLY %I.%I IN ACCESS EXCLUSIVE MODE',
 											  def.nspname, def.relname);
 				END IF;
@@ -649,6 +654,12 @@ BEGIN
 						EXIT WHEN (t OPERATOR(pg_catalog.+) step) OPERATOR(pg_catalog.>) horizon;
 						IF pg_catalog.array_position(starts, t) IS NULL THEN
 							starts := starts OPERATOR(pg_catalog.||) t;
+							-- at most 100 such partitions a run (a role
+							-- that may only insert could otherwise make a
+							-- run make thousands, and fill the lock table);
+							-- the next run makes more
+							n_found := n_found OPERATOR(pg_catalog.+) 1;
+							EXIT WHEN n_found OPERATOR(pg_catalog.>=) 100;
 						END IF;
 						v := @extschema@.shardid_floor(t OPERATOR(pg_catalog.+) step, epoch);
 					END LOOP;
@@ -715,6 +726,12 @@ BEGIN
 					'CREATE TABLE %I.%I (LIKE %I.%I INCLUDING DEFAULTS INCLUDING CONSTRAINTS'
 					' INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION)%s',
 					par.nspname, new_name, par.nspname, par.relname, space_clause);
+				-- the parent's owner owns its partitions, whichever member
+				-- of that role ran the maintenance
+				IF par.relowner OPERATOR(pg_catalog.<>) me THEN
+					EXECUTE pg_catalog.format('ALTER TABLE %I.%I OWNER TO %I', par.nspname, new_name,
+											  pg_catalog.pg_get_userbyid(par.relowner));
+				END IF;
 
 				-- Rows of this range in the default partition move into the
 				-- new table, in this transaction, under the lock taken
@@ -741,7 +758,7 @@ BEGIN
 						END IF;
 						-- Moving rows runs the table's triggers and CHECK
 						-- constraints: only as the table's owner.
-						IF par.relowner OPERATOR(pg_catalog.<>) current_user::pg_catalog.regrole::pg_catalog.oid THEN
+						IF par.relowner OPERATOR(pg_catalog.<>) me THEN
 							RAISE EXCEPTION USING
 								ERRCODE = 'insufficient_privilege',
 								MESSAGE = pg_catalog.format('must be owner of table %s to move rows out of its default partition', par.rel),
@@ -815,7 +832,7 @@ BEGIN
 												   cutoff, pg_catalog.now() OPERATOR(pg_catalog.-) retain),
 						HINT = 'Delete them yourself, then run the maintenance again.';
 				END IF;
-				IF par.relowner OPERATOR(pg_catalog.<>) current_user::pg_catalog.regrole::pg_catalog.oid THEN
+				IF par.relowner OPERATOR(pg_catalog.<>) me THEN
 					RAISE EXCEPTION USING
 						ERRCODE = 'insufficient_privilege',
 						MESSAGE = pg_catalog.format('must be owner of table %s to delete rows from its default partition', par.rel),
@@ -1171,8 +1188,8 @@ AS $fn$
 	 WHERE c.relname OPERATOR(pg_catalog.=) table_name
 	   AND c.relkind OPERATOR(pg_catalog.=) 'p'
 	   AND n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}$'
-	   AND c.relowner OPERATOR(pg_catalog.=) current_user::pg_catalog.regrole::pg_catalog.oid
-	   AND n.nspowner OPERATOR(pg_catalog.=) current_user::pg_catalog.regrole::pg_catalog.oid
+	   AND c.relowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) current_user)
+	   AND n.nspowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) current_user)
 $fn$;
 
 COMMENT ON FUNCTION shardid_shard_tables(pg_catalog.name) IS
@@ -1256,16 +1273,27 @@ BEGIN
 		-- purpose, so that its lock goes with it: over thousands of tables
 		-- the status would otherwise hold a lock per table and fill the
 		-- lock table.
+		-- Only where counting runs no other role's code: the caller acts as
+		-- the table's owner, or the default partition has no row security
+		-- (whose policies would run as the caller).  A wait for its lock
+		-- is bounded: NULL after a second.
 		default_partition := NULLIF(l.partdefid, 0)::pg_catalog.regclass;
 		default_rows := NULL;
 		IF default_partition IS NOT NULL
-		   AND pg_catalog.has_table_privilege(default_partition, 'SELECT') THEN
+		   AND pg_catalog.has_table_privilege(default_partition, 'SELECT')
+		   AND EXISTS (SELECT FROM pg_catalog.pg_class AS d
+						WHERE d.oid OPERATOR(pg_catalog.=) l.partdefid
+						  AND (pg_catalog.pg_has_role(d.relowner, 'USAGE') OR NOT d.relrowsecurity)) THEN
 			BEGIN
+				PERFORM pg_catalog.set_config('lock_timeout', '1000', true);
 				EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM ONLY %s', default_partition)
 				   INTO default_rows;
 				RAISE EXCEPTION USING ERRCODE = 'SD001';
-			EXCEPTION WHEN SQLSTATE 'SD001' THEN
-				NULL;			-- default_rows is kept: variables are not rolled back
+			EXCEPTION
+				WHEN SQLSTATE 'SD001' THEN
+					NULL;		-- default_rows is kept: variables are not rolled back
+				WHEN lock_not_available THEN
+					default_rows := NULL;
 			END;
 		END IF;
 		last_run := l.ran_at;

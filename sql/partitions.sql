@@ -420,6 +420,9 @@ GRANT regress_shardid_part_owner TO regress_shardid_part_other;
 SET ROLE regress_shardid_part_other;
 SELECT action, count(*) FROM shardid_partition_maintain('owned', '1 day', 2) GROUP BY action ORDER BY action;
 RESET ROLE;
+-- and what a member makes belongs to the owning role
+SELECT DISTINCT c.relowner::regrole AS partitions_owned_by FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'owned'::regclass;
 DROP TABLE owned;
 REVOKE CREATE ON SCHEMA public FROM regress_shardid_part_owner;
 DROP ROLE regress_shardid_part_other;
@@ -487,8 +490,42 @@ SELECT shardid_shard_tables('chirps'), shardid_shard_tables('pecks') AS not_ours
 CALL shardid_partition_run(shardid_shard_tables('chirps'), '1 day', 1);
 SELECT parent, partitions, last_result FROM shardid_partition_status
  WHERE parent::text LIKE 'shard\_01%' ORDER BY parent::text;
-DROP SCHEMA shard_0101, shard_0102, shard_0103 CASCADE;
+-- a role whose name needs quoting
+CREATE ROLE "Regress_Shardid_Mixed";
+CREATE SCHEMA shard_0104 AUTHORIZATION "Regress_Shardid_Mixed";
+SET ROLE "Regress_Shardid_Mixed";
+CREATE TABLE shard_0104.chirps (id bigint PRIMARY KEY) PARTITION BY RANGE (id);
+SELECT shardid_shard_tables('chirps') AS mixed_sees;
+RESET ROLE;
+DROP SCHEMA shard_0101, shard_0102, shard_0103, shard_0104 CASCADE;
 DROP ROLE regress_shardid_part_squatter;
+DROP ROLE "Regress_Shardid_Mixed";
+-- the status never runs another role's code: a default partition with a
+-- row security policy of its owner's is not counted for a pg_monitor
+-- member who does not own it
+CREATE ROLE regress_shardid_part_evil;
+CREATE ROLE regress_shardid_part_mon IN ROLE pg_monitor;
+GRANT CREATE ON SCHEMA public TO regress_shardid_part_evil;
+SET ROLE regress_shardid_part_evil;
+CREATE FUNCTION evil_spy() RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'evil_spy runs as %', current_user; RETURN true; END $$;
+CREATE TABLE evil (id bigint) PARTITION BY RANGE (id);
+CREATE TABLE evil_default PARTITION OF evil DEFAULT;
+ALTER TABLE evil_default ENABLE ROW LEVEL SECURITY;
+CREATE POLICY spy ON evil_default USING (evil_spy());
+GRANT SELECT ON evil_default TO PUBLIC;
+INSERT INTO evil VALUES (9223372036854775807);	-- past the horizon: stays
+SELECT count(*) AS made FROM shardid_partition_maintain('evil', '1 day', 0);
+SELECT count(*) AS evil_sees FROM evil_default;
+RESET ROLE;
+SET ROLE regress_shardid_part_mon;
+SELECT parent, default_partition, default_rows FROM shardid_partition_status WHERE parent = 'evil'::regclass;
+RESET ROLE;
+DROP TABLE evil;
+DROP FUNCTION evil_spy();
+REVOKE CREATE ON SCHEMA public FROM regress_shardid_part_evil;
+DROP ROLE regress_shardid_part_evil;
+DROP ROLE regress_shardid_part_mon;
 -- a procedure that commits: not inside a transaction block
 BEGIN;
 CALL shardid_partition_run('{run_a.t}', '1 day', 2);
