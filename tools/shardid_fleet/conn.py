@@ -1,0 +1,220 @@
+"""Connections, programs and trust: whose objects the tool takes as they are."""
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from .common import FleetError, MAX_SHARD, PROG, pgerr
+
+
+#
+# Connections
+#
+
+def connect(conninfo, what="server"):
+    """An autocommit session with search_path = pg_catalog, pg_temp."""
+    try:
+        params = conninfo_to_dict(conninfo)
+    except psycopg.Error as e:
+        raise FleetError('connection string of %s "%s" is not valid: %s' % (what, conninfo, e))
+    kwargs = {}
+    if "connect_timeout" not in params:
+        kwargs["connect_timeout"] = 10
+    if "application_name" not in params:
+        kwargs["application_name"] = PROG
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
+    except psycopg.Error as e:
+        raise FleetError('cannot connect to %s "%s": %s' % (what, conninfo, str(e).strip()))
+    conn.add_notice_handler(lambda diag: None)
+    conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)")
+    conn.fleet_conninfo = conninfo
+    return conn
+
+
+def rows(conn, query, params=None):
+    return conn.execute(query, params).fetchall()
+
+
+def one(conn, query, params=None):
+    r = conn.execute(query, params).fetchone()
+    return None if r is None else r[0]
+
+
+def split_password(conninfo):
+    """(connection string without password, password or None): what a
+    child process gets on its command line and in PGPASSWORD"""
+    params = conninfo_to_dict(conninfo)
+    pw = params.pop("password", None)
+    return make_conninfo(**params), pw
+
+
+def pg_program(name):
+    bindir = os.environ.get("PG_BINDIR")
+    if bindir:
+        path = os.path.join(bindir, name)
+        if os.access(path, os.X_OK):
+            return path
+    path = shutil.which(name)
+    if path is None:
+        raise FleetError("cannot find %s (set PG_BINDIR, or put it on PATH)" % name)
+    return path
+
+
+def _die_with_parent():
+    # the child dies with the tool, so that a killed move leaves no pg_dump
+    # or psql behind to finish a step on its own
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def run_pg(program, conninfo, args, stdin=None):
+    """Run pg_dump or psql against conninfo: the password, if any, in the
+    environment, never in argv."""
+    conn_np, pw = split_password(conninfo)
+    env = dict(os.environ)
+    if pw is not None:
+        env["PGPASSWORD"] = pw
+    argv = [pg_program(program)] + args + ["-d", conn_np]
+    p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, preexec_fn=_die_with_parent)
+    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+#
+# Trust: whose objects the tool takes as they are
+#
+
+def trusted_roles(conn, extra=()):
+    """Roles whose objects are trusted in this database: the connected role,
+    superusers, pg_database_owner when the database's owner is one of
+    those, and the roles named with --owner."""
+    r = rows(conn, """
+        SELECT r.oid, r.rolname FROM pg_catalog.pg_roles AS r
+         WHERE r.rolsuper OR r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+            OR r.rolname OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.text[])
+            OR (r.rolname OPERATOR(pg_catalog.=) 'pg_database_owner'
+                AND EXISTS (SELECT FROM pg_catalog.pg_database AS d
+                              JOIN pg_catalog.pg_roles AS o ON o.oid OPERATOR(pg_catalog.=) d.datdba
+                             WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                               AND (o.rolsuper OR o.rolname OPERATOR(pg_catalog.=) CURRENT_USER)))""",
+             (list(extra),))
+    return {oid for oid, _ in r}
+
+
+def schema_info(conn, name):
+    """(oid, owner oid, owner name, [(grantee oid, grantee name)] holding
+    CREATE) of a schema, or None"""
+    r = conn.execute("""
+        SELECT n.oid, n.nspowner, pg_catalog.pg_get_userbyid(n.nspowner),
+               ARRAY(SELECT a.grantee FROM pg_catalog.aclexplode(n.nspacl) AS a
+                      WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+                        AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner),
+               ARRAY(SELECT CASE a.grantee WHEN 0 THEN 'PUBLIC'
+                            ELSE pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text END
+                       FROM pg_catalog.aclexplode(n.nspacl) AS a
+                      WHERE a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
+                        AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner)
+          FROM pg_catalog.pg_namespace AS n
+         WHERE n.nspname OPERATOR(pg_catalog.=) %s""", (name,)).fetchone()
+    if r is None:
+        return None
+    return r[0], r[1], r[2], list(zip(r[3], r[4]))
+
+
+def check_schema_trusted(conn, name, trusted, what):
+    """Refuse a schema that an untrusted role owns or may create objects in:
+    such a role could replace what the tool finds there."""
+    info = schema_info(conn, name)
+    if info is None:
+        return None
+    oid, owner, owner_name, creators = info
+    where = conn.fleet_conninfo
+    if owner not in trusted:
+        raise FleetError('refusing schema "%s" (%s) on "%s": it is owned by role "%s", which shardid-fleet does not trust'
+                         % (name, what, where, owner_name)
+                         + "\nDETAIL: Only objects owned by the connected role, a superuser or a role named"
+                           " with --owner are used as they are.")
+    bad = [gname for g, gname in creators if g not in trusted]
+    if bad:
+        raise FleetError('refusing schema "%s" (%s) on "%s": it lets %s create objects in it'
+                         % (name, what, where, ", ".join('"%s"' % b for b in bad))
+                         + "\nHINT: REVOKE CREATE ON SCHEMA %s FROM %s;"
+                         % (name, ", ".join(b if b == "PUBLIC" else '"%s"' % b for b in bad)))
+    return oid
+
+
+def extension_info(conn, extname):
+    r = conn.execute("""
+        SELECT n.nspname, e.extversion FROM pg_catalog.pg_extension AS e
+          JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
+         WHERE e.extname OPERATOR(pg_catalog.=) %s""", (extname,)).fetchone()
+    return r
+
+
+def ensure_extension(conn, extname, schema, trusted, quiet=False):
+    """The extension, in a trusted schema: created in `schema` if missing
+    (never in whatever schema comes first on a search_path), checked if
+    present.  Returns (schema, created)."""
+    info = extension_info(conn, extname)
+    if info is not None:
+        check_schema_trusted(conn, info[0], trusted, "of extension %s" % extname)
+        return info[0], False
+    if check_schema_trusted(conn, schema, trusted, "for extension %s" % extname) is None:
+        raise FleetError('schema "%s" for extension %s does not exist on "%s"'
+                         % (schema, extname, conn.fleet_conninfo))
+    try:
+        conn.execute(sql.SQL("CREATE EXTENSION {} SCHEMA {}").format(
+            sql.Identifier(extname), sql.Identifier(schema)))
+    except psycopg.Error as e:
+        raise FleetError('cannot create extension %s on "%s": %s'
+                         % (extname, conn.fleet_conninfo, pgerr(e)))
+    return schema, True
+
+
+def live_shards(conn):
+    """{shard: comment} of the shard_NNNN schemas here that hold tables"""
+    r = rows(conn, """
+        SELECT pg_catalog.substr(n.nspname, 7)::pg_catalog.int4,
+               pg_catalog.obj_description(n.oid, 'pg_namespace')
+          FROM pg_catalog.pg_namespace AS n
+         WHERE n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}$'
+           AND EXISTS (SELECT FROM pg_catalog.pg_class AS c
+                        WHERE c.relnamespace OPERATOR(pg_catalog.=) n.oid
+                          AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[]))""")
+    return {n: comment for n, comment in r if n <= MAX_SHARD}
+
+
+def retired_shards(conn):
+    """logical shards with a retired schema (shard_NNNN_retired_...) here"""
+    return {n for (n,) in rows(conn, """
+        SELECT pg_catalog.substr(n.nspname, 7, 4)::pg_catalog.int4 FROM pg_catalog.pg_namespace AS n
+         WHERE n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}_retired_'""")}
+
+
+def shard_tables(conn, nspname):
+    """Tables and partitioned tables of a schema, not partitions"""
+    return [x[0] for x in rows(conn, """
+        SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_class AS c
+          JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+         WHERE n.nspname OPERATOR(pg_catalog.=) %s
+           AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+           AND NOT c.relispartition ORDER BY 1""", (nspname,))]
+
+
+def incoming_marker(shard, token):
+    return ("shardid-fleet: incoming copy of logical shard %d (move %s); "
+            "not live until the move completes" % (shard, token))
+
+
+def is_incoming(comment):
+    return comment is not None and comment.startswith("shardid-fleet: incoming copy")

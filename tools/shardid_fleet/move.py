@@ -1,0 +1,761 @@
+"""Moving a logical shard online, and its state machine."""
+
+import datetime
+import re
+import secrets
+import sys
+import time
+
+import psycopg
+from psycopg import sql
+
+from .common import (
+    FINAL, FleetError, LOCK_CLASS, MAX_SHARD, NSHARDS, PROG, STEPS, kill_point, mask, out, pgerr,
+    plural, ranges, shard_schema, warn)
+from .fleetmap import MapLock, load_map, probe_map_writable, write_map_atomically
+from .conn import (
+    check_schema_trusted, connect, ensure_extension, extension_info, incoming_marker, one,
+    pg_program, rows, run_pg, shard_tables, trusted_roles)
+from .router import load_map_into_router, router_current_map, unfinished_move
+
+
+#
+# move
+#
+
+class Move:
+    """One move of a logical shard, driven from the state the router
+    records.  Every step can be taken again: each first looks at what is
+    already there."""
+
+    def __init__(self, a, router, row):
+        self.a = a
+        self.R = router
+        self.__dict__.update(row)
+        self.nsp = shard_schema(self.shard)
+        self.name = "shardid_%04d_%s" % (self.shard, self.token)
+        self._S = self._T = None
+        self.max_wait = a.max_clock_wait
+        self.lock_timeout = a.lock_timeout
+        self.fence_timeout = a.fence_timeout
+
+    # connections, made when first needed
+    @property
+    def S(self):
+        if self._S is None:
+            self._S = connect(self.source, "the old server")
+        return self._S
+
+    @property
+    def T(self):
+        if self._T is None:
+            self._T = connect(self.target, "the new server")
+        return self._T
+
+    def record(self, **fields):
+        assigns = sql.SQL(", ").join(
+            sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in fields)
+        fields["id"] = self.id
+        self.R.execute(sql.SQL("UPDATE shardid_fleet.moves SET {}, updated_at = pg_catalog.now() "
+                               "WHERE id OPERATOR(pg_catalog.=) %(id)s").format(assigns), fields)
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+    def step(self, state):
+        kill_point("before:" + state)
+        self.record(state=state)
+
+    # --- what is where
+
+    def source_schema(self):
+        """(live schema oid or None, retired schema oid or None) on the old server"""
+        live = one(self.S, "SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname OPERATOR(pg_catalog.=) %s",
+                   (self.nsp,))
+        retired = None
+        if self.retired_schema:
+            retired = one(self.S, "SELECT n.oid FROM pg_catalog.pg_namespace AS n "
+                                  "WHERE n.nspname OPERATOR(pg_catalog.=) %s", (self.retired_schema,))
+        return live, retired
+
+    def target_schema(self):
+        """The incoming schema's oid on the new server if it is this move's"""
+        r = self.T.execute("SELECT n.oid, pg_catalog.obj_description(n.oid, 'pg_namespace') "
+                           "FROM pg_catalog.pg_namespace AS n WHERE n.nspname OPERATOR(pg_catalog.=) %s",
+                           (self.nsp,)).fetchone()
+        if r is None:
+            return None
+        oid, comment = r
+        if self.target_schema_oid is not None and oid == self.target_schema_oid:
+            return oid
+        if comment == incoming_marker(self.shard, self.token):
+            return oid
+        return -1      # someone else's
+
+    # --- the steps
+
+    def do_schema(self):
+        oid = self.target_schema()
+        if oid == -1:
+            raise FleetError('schema %s exists on the new server "%s" and is not this move\'s copy; '
+                             "drop it there, or --abort" % (self.nsp, self.target))
+        if oid is None:
+            code, dump, errtext = run_pg("pg_dump", self.source,
+                                        ["--schema-only", "--no-tablespaces", "--no-subscriptions",
+                                         "--no-publications", "--schema", '"%s"' % self.nsp])
+            if code != 0:
+                raise FleetError("pg_dump of %s on the old server failed: %s" % (self.nsp, errtext.strip()))
+            mark = sql.SQL("COMMENT ON SCHEMA {} IS {};").format(
+                sql.Identifier(self.nsp), sql.Literal(incoming_marker(self.shard, self.token))).as_string(self.T)
+            script = dump + b"\n" + mark.encode() + b"\n"
+            code, _, errtext = run_pg("psql", self.target,
+                                      ["-X", "-q", "-v", "ON_ERROR_STOP=1", "--single-transaction", "-f", "-"],
+                                      stdin=script)
+            if code != 0:
+                raise FleetError("restoring the schema of %s on the new server failed: %s"
+                                 % (self.nsp, errtext.strip()))
+            oid = self.target_schema()
+            if oid in (None, -1):
+                raise FleetError("the copy of %s on the new server is not there after the restore" % self.nsp)
+        self.record(target_schema_oid=oid)
+        out("  1. schema %s copied to the new server (%s)"
+            % (self.nsp, plural(len(shard_tables(self.T, self.nsp)), "table")))
+
+    def do_publication(self):
+        r = self.S.execute("SELECT p.oid, p.pubowner, p.pubviaroot FROM pg_catalog.pg_publication AS p "
+                           "WHERE p.pubname OPERATOR(pg_catalog.=) %s", (self.name,)).fetchone()
+        if r is None:
+            self.S.execute(sql.SQL("CREATE PUBLICATION {} FOR TABLES IN SCHEMA {} "
+                                   "WITH (publish_via_partition_root = true)").format(
+                sql.Identifier(self.name), sql.Identifier(self.nsp)))
+        elif r[1] not in trusted_roles(self.S):
+            raise FleetError('publication %s on the old server is not this move\'s' % self.name)
+        out("  2. publication %s of schema %s on the old server" % (self.name, self.nsp))
+
+    def do_slot(self):
+        have = one(self.S, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_slots AS s "
+                           "WHERE s.slot_name OPERATOR(pg_catalog.=) %s", (self.name,))
+        if not have:
+            self.S.execute("SELECT pg_catalog.pg_create_logical_replication_slot(%s, 'pgoutput')", (self.name,))
+        out("  3. replication slot %s on the old server" % self.name)
+
+    def do_subscription(self):
+        # streaming off: a transaction is applied, in commit order, by the
+        # worker whose received position the fence waits on
+        r = self.T.execute("SELECT s.oid, s.subenabled FROM pg_catalog.pg_subscription AS s "
+                           "WHERE s.subname OPERATOR(pg_catalog.=) %s AND s.subdbid OPERATOR(pg_catalog.=) "
+                           "(SELECT d.oid FROM pg_catalog.pg_database AS d "
+                           " WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())",
+                           (self.name,)).fetchone()
+        if r is None:
+            self.T.execute(sql.SQL("CREATE SUBSCRIPTION {} CONNECTION {} PUBLICATION {} "
+                                   "WITH (create_slot = false, slot_name = {}, copy_data = true, "
+                                   "streaming = false, enabled = true)").format(
+                sql.Identifier(self.name), sql.Literal(self.publisher), sql.Identifier(self.name),
+                sql.Literal(self.name)))
+            r = self.T.execute("SELECT s.oid, s.subenabled FROM pg_catalog.pg_subscription AS s "
+                               "WHERE s.subname OPERATOR(pg_catalog.=) %s", (self.name,)).fetchone()
+        elif not r[1]:
+            self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} ENABLE").format(sql.Identifier(self.name)))
+        self.record(subscription_oid=r[0])
+        out("  4. subscription %s on the new server, copying the data" % self.name)
+
+    def lag(self):
+        """(tables not yet synchronized, bytes the slot is behind)"""
+        pending = one(self.T, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_subscription_rel AS r "
+                              "WHERE r.srsubid OPERATOR(pg_catalog.=) %s "
+                              "AND r.srsubstate OPERATOR(pg_catalog.<>) 'r'", (self.subscription_oid,))
+        behind = one(self.S, "SELECT pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), "
+                             "s.confirmed_flush_lsn)::pg_catalog.int8 FROM pg_catalog.pg_replication_slots AS s "
+                             "WHERE s.slot_name OPERATOR(pg_catalog.=) %s", (self.name,))
+        return pending, behind
+
+    def applied_past(self, lsn):
+        """Has the new server applied everything the old one committed
+        before lsn?  Its apply worker has received (and so applied, as it
+        applies in order) WAL past lsn."""
+        return bool(one(self.T, "SELECT pg_catalog.bool_or(s.received_lsn OPERATOR(pg_catalog.>=) %s::pg_catalog.pg_lsn) "
+                                "FROM pg_catalog.pg_stat_subscription AS s "
+                                "WHERE s.subid OPERATOR(pg_catalog.=) %s AND s.relid IS NULL",
+                        (lsn, self.subscription_oid)))
+
+    def flush_point(self):
+        """A WAL position past every commit on the old server so far, and
+        flushed (a tiny transaction of our own, committed synchronously)."""
+        with self.S.transaction():
+            self.S.execute("SET LOCAL synchronous_commit = local")
+            self.S.execute("SELECT pg_catalog.pg_current_xact_id()")
+        return one(self.S, "SELECT pg_catalog.pg_current_wal_flush_lsn()::pg_catalog.text")
+
+    def do_sync(self):
+        t0 = time.monotonic()
+        last_report = t0
+        errors0 = None
+        while True:
+            pending, behind = self.lag()
+            if behind is None:
+                raise FleetError("replication slot %s is gone from the old server; --abort the move" % self.name)
+            if pending == 0:
+                # a catch-up round: how long until the new server has what
+                # the old one has now?  Short enough, and the fence is short.
+                point = self.flush_point()
+                r0 = time.monotonic()
+                while not self.applied_past(point):
+                    if time.monotonic() - r0 > 5:
+                        break
+                    time.sleep(0.005)
+                else:
+                    if time.monotonic() - r0 < 0.5:
+                        break
+            now = time.monotonic()
+            errs = one(self.T, "SELECT s.apply_error_count OPERATOR(pg_catalog.+) s.sync_error_count "
+                               "FROM pg_catalog.pg_stat_subscription_stats AS s "
+                               "WHERE s.subid OPERATOR(pg_catalog.=) %s", (self.subscription_oid,))
+            if errors0 is None:
+                errors0 = errs
+            elif errs is not None and errs > errors0:
+                warn("the subscription on the new server has reported %d errors; see its server log" % (errs - errors0))
+                errors0 = errs
+            if now - last_report >= 10:
+                out("     ... %s to copy, %d kB behind (%d s)" % (plural(pending, "table"), (behind or 0) // 1024,
+                                                                   now - t0))
+                last_report = now
+            time.sleep(0.05 if pending else 0.01)
+        out("  5. data copied and caught up (%.1f s)" % (time.monotonic() - t0))
+
+    def do_fence(self):
+        """Writes to the shard on the old server wait for a moment, while
+        the new server catches up to the last write and its IDs are fenced
+        past every old one; then the old schema is retired."""
+        if not self.retired_schema:
+            self.record(retired_schema="%s_retired_%s_%s" % (
+                self.nsp, datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d%H%M%S"), self.token))
+        live, retired = self.source_schema()
+        if live is None and retired is not None and retired == self.source_schema_oid:
+            out("  6. %s was already retired on the old server" % self.nsp)
+            return
+        if live != self.source_schema_oid:
+            raise FleetError("schema %s on the old server is not the one this move started from" % self.nsp)
+        tables = shard_tables(self.S, self.nsp)
+        seqs = [x[0] for x in rows(self.S, """
+            SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relkind OPERATOR(pg_catalog.=) 'S'
+             ORDER BY 1""", (self.source_schema_oid,))]
+        ext = extension_info(self.S, "shardid")[0]
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                self._fence_once(tables, seqs, ext)
+                return
+            except (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected) as e:
+                if attempts >= 3:
+                    raise FleetError("could not take the write fence on %s in %d attempts (%s); "
+                                     "writes go on on the old server; run move --resume to try again"
+                                     % (self.nsp, attempts, pgerr(e).split("\n")[0]))
+                warn("write fence on %s not taken (%s); trying again" % (self.nsp, pgerr(e).split("\n")[0]))
+                time.sleep(1)
+
+    def _fence_once(self, tables, seqs, ext):
+        F = connect(self.source, "the old server")
+        F.autocommit = False
+        try:
+            F.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)",
+                      ("%dms" % int(self.lock_timeout * 1000),))
+            t_request = time.monotonic()
+            F.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(
+                sql.SQL(", ").join(sql.Identifier(self.nsp, t) for t in tables)))
+            kill_point("fence:locked")
+            # Every write to the shard is now either committed or waiting.
+            point = self.flush_point()
+            # the latest millisecond of any ID: of the rows, and of what the
+            # old server's guard issued for these sequences (its floor covers
+            # sequences it evicted)
+            fence_ms = None
+            maxids = {}
+            for t in tables:
+                mid, ms = F.execute(sql.SQL(
+                    "SELECT pg_catalog.max(id), pg_catalog.floor(EXTRACT(epoch FROM {}.shardid_created_at("
+                    "pg_catalog.max(id))) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 FROM {}").format(
+                    sql.Identifier(ext), sql.Identifier(self.nsp, t))).fetchone()
+                maxids[t] = mid
+                if ms is not None:
+                    fence_ms = ms if fence_ms is None else max(fence_ms, ms)
+            guard = F.execute(sql.SQL("""
+                SELECT pg_catalog.floor(EXTRACT(epoch FROM GREATEST(pg_catalog.max(s.last_ms),
+                           (SELECT i.floor_ms FROM {}.shardid_stats_info() AS i))) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8
+                  FROM {}.shardid_stats AS s
+                  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) s.seqid
+                 WHERE s.datid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database AS d
+                                     WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+                   AND c.relnamespace OPERATOR(pg_catalog.=) %s""").format(
+                sql.Identifier(ext), sql.Identifier(ext)), (self.source_schema_oid,)).fetchone()[0]
+            if guard is not None:
+                fence_ms = guard if fence_ms is None else max(fence_ms, guard)
+            seqvals = {}
+            for s in seqs:
+                seqvals[s] = F.execute(sql.SQL(
+                    "SELECT s.last_value, q.seqincrement, q.seqmax FROM {} AS s, pg_catalog.pg_sequence AS q "
+                    "WHERE q.seqrelid OPERATOR(pg_catalog.=) %s::pg_catalog.regclass").format(
+                    sql.Identifier(self.nsp, s)), (sql.Identifier(self.nsp, s).as_string(F),)).fetchone()
+
+            # the new server has applied everything up to the fence
+            while not self.applied_past(point):
+                if time.monotonic() - t_request > self.fence_timeout:
+                    raise FleetError("the new server did not catch up within %g s of pausing writes; writes resumed "
+                                     "on the old server; run move --resume to try again" % self.fence_timeout)
+                time.sleep(0.002)
+            kill_point("fence:caught-up")
+            for t in tables:
+                have = one(self.T, sql.SQL("SELECT pg_catalog.max(id) FROM {}").format(sql.Identifier(self.nsp, t)))
+                if have != maxids[t]:
+                    raise FleetError("table %s.%s: the new server's last ID is %s, the old server's %s; "
+                                     "writes resumed on the old server" % (self.nsp, t, have, maxids[t]))
+            # sequences past the next block of 1,024
+            for s, (last, inc, mx) in seqvals.items():
+                if inc <= 0:
+                    raise FleetError("sequence %s.%s descends; shardid-fleet moves ascending sequences only"
+                                     % (self.nsp, s))
+                v = (last // 1024 + 2) * 1024 - 1
+                if v > mx:
+                    raise FleetError("sequence %s.%s has no room past its next block of 1,024 (maximum %d)"
+                                     % (self.nsp, s, mx))
+                self.T.execute(sql.SQL("SELECT pg_catalog.setval(%s::pg_catalog.regclass, %s, true)"),
+                               (sql.Identifier(self.nsp, s).as_string(self.T), v))
+            # the ID fence: no ID of the shard from the new server until its
+            # clock is past every ID the shard has
+            waited = 0.0
+            if fence_ms is not None:
+                w0 = time.monotonic()
+                while one(self.T, "SELECT pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) "
+                                  "OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.<=) %s",
+                          (fence_ms,)):
+                    if time.monotonic() - w0 > self.max_wait:
+                        raise FleetError("the clock of the new server is more than %g s behind the last ID of "
+                                         "logical shard %d; writes resumed on the old server (--max-clock-wait)"
+                                         % (self.max_wait, self.shard))
+                    time.sleep(0.001)
+                waited = time.monotonic() - w0
+            self.record(fence_lsn=point, fence_ms=fence_ms)
+            # retire the shard on the old server: from the commit on, the
+            # old server refuses it, whatever happens next
+            F.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+                sql.Identifier(self.nsp), sql.Identifier(self.retired_schema)))
+            kill_point("fence:renamed")
+            F.commit()
+            self.fence_started = t_request
+            kill_point("fence:committed")
+            out("  6. writes paused; the new server caught up to %s; sequences set past the next block of 1,024; "
+                "its clock is past the last ID (%s, waited %d ms); %s retired as %s on the old server"
+                % (point, "none" if fence_ms is None else
+                   datetime.datetime.fromtimestamp(fence_ms / 1000, datetime.timezone.utc).isoformat(
+                       timespec="milliseconds"),
+                   waited * 1000, self.nsp, self.retired_schema))
+        except BaseException:
+            try:
+                F.rollback()
+            except Exception:
+                pass
+            raise
+        finally:
+            F.close()
+
+    def do_switch(self):
+        # The copy becomes the shard: it loses the mark of an incoming copy
+        # (and gets the comment the old schema had), and stops applying
+        # changes from the old server, which has taken its last write.
+        comment = one(self.S, "SELECT pg_catalog.obj_description(n.oid, 'pg_namespace') "
+                              "FROM pg_catalog.pg_namespace AS n WHERE n.oid OPERATOR(pg_catalog.=) %s",
+                      (self.source_schema_oid,))
+        self.T.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(
+            sql.Identifier(self.nsp), sql.Literal(comment)))
+        if one(self.T, "SELECT s.subenabled FROM pg_catalog.pg_subscription AS s "
+                       "WHERE s.subname OPERATOR(pg_catalog.=) %s", (self.name,)):
+            self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} DISABLE").format(sql.Identifier(self.name)))
+        with self.R.transaction():
+            owner, version = router_current_map(self.R, self.cluster)
+            if owner[self.shard] == self.target:
+                new = version
+            else:
+                if owner[self.shard] != self.source:
+                    raise FleetError("the router puts logical shard %d on \"%s\", not on the old server"
+                                     % (self.shard, owner[self.shard]))
+                owner[self.shard] = self.target
+                _, new = load_map_into_router(self.R, self.cluster, owner)
+            paused = None
+            if getattr(self, "fence_started", None) is not None:
+                paused = int((time.monotonic() - self.fence_started) * 1000)
+            kill_point("before:switched")
+            self.record(state="switched", paused_ms=paused)
+        out("  7. router: logical shard %d now on the new server (map version %d)%s"
+            % (self.shard, new, "; writes to it were paused for %d ms" % paused if paused is not None else ""))
+
+    def drop_subscription(self):
+        """The subscription on the new server and the slots on the old one"""
+        r = self.T.execute("SELECT s.oid, s.subenabled, s.subslotname FROM pg_catalog.pg_subscription AS s "
+                           "WHERE s.subname OPERATOR(pg_catalog.=) %s", (self.name,)).fetchone()
+        sub_oid = r[0] if r is not None else self.subscription_oid
+        if r is not None:
+            if r[1]:
+                self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} DISABLE").format(sql.Identifier(self.name)))
+            if r[2] is not None:
+                self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} SET (slot_name = NONE)").format(
+                    sql.Identifier(self.name)))
+            self.T.execute(sql.SQL("DROP SUBSCRIPTION {}").format(sql.Identifier(self.name)))
+        # the main slot and the table synchronization slots
+        sync = "^pg_%d_sync_" % sub_oid if sub_oid is not None else "^$"
+        t0 = time.monotonic()
+        while True:
+            slots = rows(self.S, "SELECT s.slot_name::pg_catalog.text, s.active_pid FROM pg_catalog.pg_replication_slots AS s "
+                                 "WHERE s.slot_name OPERATOR(pg_catalog.=) %s OR s.slot_name OPERATOR(pg_catalog.~) %s",
+                         (self.name, sync))
+            if not slots:
+                break
+            for name, pid in slots:
+                if pid is None:
+                    try:
+                        self.S.execute("SELECT pg_catalog.pg_drop_replication_slot(%s)", (name,))
+                    except psycopg.errors.ObjectInUse:
+                        pass
+                elif time.monotonic() - t0 > 10:
+                    self.S.execute("SELECT pg_catalog.pg_terminate_backend(%s)", (pid,))
+            time.sleep(0.05)
+
+    def drop_publication(self):
+        self.S.execute(sql.SQL("DROP PUBLICATION IF EXISTS {}").format(sql.Identifier(self.name)))
+
+    def do_cleanup(self):
+        self.drop_subscription()
+        self.drop_publication()
+        for t in shard_tables(self.T, self.nsp):
+            self.T.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(self.nsp, t)))
+        dropped = False
+        if self.drop_retired:
+            live, retired = self.source_schema()
+            if retired is not None and retired == self.source_schema_oid:
+                self.S.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(self.retired_schema)))
+                dropped = True
+        out("  8. subscription, replication slot and publication dropped; %s"
+            % ("%s dropped on the old server" % self.retired_schema if dropped else
+               "%s kept on the old server; drop it once the move is checked" % self.retired_schema))
+
+    def do_map_file(self):
+        fm = load_map(self.a.mapfile)
+        if fm.owner[self.shard] != self.target:
+            owner = list(fm.owner)
+            owner[self.shard] = self.target
+            note = "%s shardid-fleet moved logical shard %d from %s to %s" % (
+                datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                self.shard, mask(self.source), mask(self.target))
+            write_map_atomically(self.a.mapfile, fm.render(owner, note))
+        out("  9. map file %s rewritten" % self.a.mapfile)
+
+    def run(self):
+        """Take the steps from the recorded one to the end."""
+        i = STEPS.index(self.state)
+        if self.state == "prepared":
+            i += 1
+        actions = {
+            "schema": self.do_schema, "publication": self.do_publication, "slot": self.do_slot,
+            "subscription": self.do_subscription, "sync": self.do_sync, "fence": self.do_fence,
+        }
+        for state in STEPS[i:]:
+            if state in actions:
+                if self.state != state:
+                    self.step(state)
+                actions[state]()
+                kill_point("after:" + state)
+            elif state == "retired":
+                if self.state != "retired":
+                    self.step("retired")
+            elif state == "switched":
+                if self.state != "switched":
+                    self.do_switch()
+                kill_point("after:switched")
+            elif state == "cleaned":
+                if self.state != "cleaned":
+                    self.do_cleanup()
+                    self.step("cleaned")
+                    kill_point("after:cleaned")
+            elif state == "done":
+                self.do_map_file()
+                kill_point("before:done")
+                self.R.execute("UPDATE shardid_fleet.moves SET state = 'done', last_error = NULL, "
+                               "updated_at = pg_catalog.now(), finished_at = pg_catalog.now() "
+                               "WHERE id OPERATOR(pg_catalog.=) %s", (self.id,))
+                self.state = "done"
+        out("move: logical shard %d is on %s" % (self.shard, self.target))
+
+    def abort(self):
+        if STEPS.index(self.state) >= STEPS.index("switched"):
+            raise FleetError("the router already sends logical shard %d to the new server (step %s); "
+                             "the move can only be finished: shardid-fleet move --resume"
+                             % (self.shard, self.state))
+        out("abort move of logical shard %d (step %s)" % (self.shard, self.state))
+        # the old schema back in service, if it was retired
+        if self.retired_schema:
+            live, retired = self.source_schema()
+            if live is None and retired is not None and retired == self.source_schema_oid:
+                self.S.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+                    sql.Identifier(self.retired_schema), sql.Identifier(self.nsp)))
+                out("  %s on the old server renamed back to %s" % (self.retired_schema, self.nsp))
+        self.drop_subscription()
+        self.drop_publication()
+        out("  subscription, replication slot and publication dropped")
+        oid = self.target_schema()
+        if oid not in (None, -1):
+            self.T.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(self.nsp)))
+            out("  the copy %s on the new server dropped" % self.nsp)
+        elif oid == -1:
+            warn("schema %s on the new server is not this move's copy; left as it is" % self.nsp)
+        self.R.execute("UPDATE shardid_fleet.moves SET state = 'aborted', updated_at = pg_catalog.now(), "
+                       "finished_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) %s", (self.id,))
+        out("move: aborted; logical shard %d stays on %s" % (self.shard, self.source))
+
+
+MOVE_COLUMNS = ["id", "cluster", "shard", "token", "source", "target", "publisher", "drop_retired", "state",
+                "retired_schema", "source_schema_oid", "target_schema_oid", "subscription_oid"]
+
+
+def load_move(conn, cluster):
+    r = conn.execute(sql.SQL("SELECT {} FROM shardid_fleet.moves AS m "
+                             "WHERE m.cluster OPERATOR(pg_catalog.=) %s "
+                             "AND m.state OPERATOR(pg_catalog.<>) ALL ('{{done,aborted}}'::pg_catalog.text[])").format(
+        sql.SQL(", ").join(sql.Identifier(c) for c in MOVE_COLUMNS)), (cluster,)).fetchone()
+    return None if r is None else dict(zip(MOVE_COLUMNS, r))
+
+
+def preflight(a, fm, R, shard, source, target):
+    """Everything that can be checked before anything is changed."""
+    owner, version = router_current_map(R, a.cluster)
+    if owner is None:
+        raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
+                         % (a.router_conn, a.cluster))
+    differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]]
+    if differ:
+        raise FleetError("the map file and the router's map disagree on logical shards %s; nothing was changed"
+                         % ranges(differ) + "\nHINT: See shardid-fleet status.")
+    probe_map_writable(a.mapfile)
+    pg_program("pg_dump")
+    pg_program("psql")
+    nsp = shard_schema(shard)
+    S = connect(source, "the old server")
+    T = connect(target, "the new server")
+    try:
+        for c, what in ((S, "old"), (T, "new")):
+            if c.info.server_version < 150000:
+                raise FleetError("the %s server runs PostgreSQL %s; moves need 15 or later"
+                                 % (what, c.info.server_version))
+        wal_level = one(S, "SELECT pg_catalog.current_setting('wal_level')")
+        if wal_level != "logical":
+            raise FleetError('wal_level is %s on the old server "%s"; moving a shard needs wal_level = logical'
+                             % (wal_level, source))
+        free = one(S, "SELECT pg_catalog.current_setting('max_replication_slots')::pg_catalog.int4 "
+                      "OPERATOR(pg_catalog.-) (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_replication_slots)")
+        if free < 2:
+            raise FleetError("the old server has %d free replication slots; a move needs 2 "
+                             "(max_replication_slots)" % free)
+        workers = one(T, "SELECT pg_catalog.current_setting('max_logical_replication_workers')::pg_catalog.int4")
+        if workers < 2:
+            raise FleetError("the new server allows %d logical replication workers; a move needs 2 "
+                             "(max_logical_replication_workers)" % workers)
+        trusted = trusted_roles(S, [a.owner] if a.owner else [])
+        soid = check_schema_trusted(S, nsp, trusted, "logical shard %d" % shard)
+        if soid is None or not shard_tables(S, nsp):
+            raise FleetError('schema %s with tables does not exist on the old server "%s"' % (nsp, source))
+        # What the new server's apply worker will run (as a superuser on
+        # PostgreSQL 15) must come from trusted roles, and every table must
+        # replicate updates and deletes.
+        for relname, relkind, owner_name, is_trusted, why in rows(S, """
+                SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
+                       pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
+                       c.relowner OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.oid[]),
+                       CASE
+                         WHEN c.relkind OPERATOR(pg_catalog.<>) ALL ('{r,p,S,i,I}'::pg_catalog."char"[])
+                           THEN 'is not a table, sequence or index'
+                         WHEN c.relpersistence OPERATOR(pg_catalog.<>) 'p' THEN 'is not a logged table'
+                         WHEN c.relkind OPERATOR(pg_catalog.=) 'r' AND c.relreplident OPERATOR(pg_catalog.=) 'n'
+                           THEN 'has no replica identity'
+                         WHEN c.relkind OPERATOR(pg_catalog.=) 'r' AND c.relreplident OPERATOR(pg_catalog.=) 'd'
+                              AND NOT EXISTS (SELECT FROM pg_catalog.pg_index AS x
+                                               WHERE x.indrelid OPERATOR(pg_catalog.=) c.oid AND x.indisprimary)
+                           THEN 'has no primary key or replica identity'
+                         WHEN EXISTS (SELECT FROM pg_catalog.pg_trigger AS t
+                                       WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid
+                                         AND t.tgenabled OPERATOR(pg_catalog.=) ANY ('{A,R}'::pg_catalog."char"[]))
+                           THEN 'has a trigger that fires on replicated rows (ENABLE ALWAYS or REPLICA)'
+                         WHEN c.relispartition AND EXISTS (
+                                SELECT FROM pg_catalog.pg_partition_ancestors(c.oid) AS p(relid)
+                                  JOIN pg_catalog.pg_class AS pc ON pc.oid OPERATOR(pg_catalog.=) p.relid
+                                 WHERE pc.relnamespace OPERATOR(pg_catalog.<>) c.relnamespace)
+                           THEN 'is a partition of a table in another schema'
+                       END
+                  FROM pg_catalog.pg_class AS c
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s ORDER BY 1""", (list(trusted), soid)):
+            if not is_trusted:
+                raise FleetError('relation %s.%s on the old server is owned by role "%s"; the new server would '
+                                 "apply its rows as a superuser; nothing was changed" % (nsp, relname, owner_name)
+                                 + "\nHINT: Name the role with --owner if you trust it.")
+            if why:
+                raise FleetError("relation %s.%s on the old server %s; nothing was changed" % (nsp, relname, why))
+        for (partname,) in rows(S, """
+                SELECT p.relid::pg_catalog.regclass::pg_catalog.text
+                  FROM pg_catalog.pg_class AS c,
+                       pg_catalog.pg_partition_tree(c.oid) AS p
+                  JOIN pg_catalog.pg_class AS pc ON pc.oid OPERATOR(pg_catalog.=) p.relid
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relkind OPERATOR(pg_catalog.=) 'p'
+                   AND NOT c.relispartition
+                   AND pc.relnamespace OPERATOR(pg_catalog.<>) %s""", (soid, soid)):
+            raise FleetError("partition %s of logical shard %d is outside schema %s; nothing was changed"
+                             % (partname, shard, nsp))
+        ext = extension_info(S, "shardid")
+        if ext is None:
+            raise FleetError('extension shardid is missing on the old server "%s"' % source)
+        ttrusted = trusted_roles(T, [a.owner] if a.owner else [])
+        text = extension_info(T, "shardid")
+        if text is None:
+            ensure_extension(T, "shardid", ext[0], ttrusted)
+            out("  extension shardid created on the new server, in schema %s" % ext[0])
+        elif text[0] != ext[0]:
+            raise FleetError("extension shardid is in schema %s on the old server but in %s on the new one; "
+                             "the copied defaults name it" % (ext[0], text[0]))
+        else:
+            check_schema_trusted(T, text[0], ttrusted, "of extension shardid")
+        if one(T, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_namespace AS n "
+                  "WHERE n.nspname OPERATOR(pg_catalog.=) %s", (nsp,)):
+            raise FleetError('schema %s already exists on the new server "%s"; drop it there first' % (nsp, target))
+        missing = [x[0] for x in rows(S, """
+            SELECT pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
+            UNION
+            SELECT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
+              FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND a.grantee OPERATOR(pg_catalog.<>) 0
+            UNION
+            SELECT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
+              FROM pg_catalog.pg_namespace AS n, pg_catalog.aclexplode(n.nspacl) AS a
+             WHERE n.oid OPERATOR(pg_catalog.=) %s AND a.grantee OPERATOR(pg_catalog.<>) 0
+            UNION
+            SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text
+              FROM pg_catalog.pg_namespace AS n WHERE n.oid OPERATOR(pg_catalog.=) %s""",
+                                       (soid, soid, soid, soid))]
+        have = {x[0] for x in rows(T, "SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles AS r")}
+        lack = [r for r in missing if r not in have]
+        if lack:
+            raise FleetError("the new server has no role %s, which owns objects of %s"
+                             % (", ".join('"%s"' % r for r in lack), nsp))
+        # the clocks: a new server far behind would keep writes paused
+        t1 = one(S, "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.float8")
+        t2 = one(T, "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.float8")
+        if t1 - t2 > a.max_clock_wait:
+            raise FleetError("the clock of the new server is %.1f s behind the old one's, more than --max-clock-wait "
+                             "(%g s); nothing was changed" % (t1 - t2, a.max_clock_wait))
+        return soid
+    finally:
+        S.close()
+        T.close()
+
+
+def cmd_move(a):
+    for opt in ("max_clock_wait", "lock_timeout", "fence_timeout"):
+        if getattr(a, opt) < 0:
+            raise FleetError("--%s must not be negative" % opt.replace("_", "-"))
+    fm = load_map(a.mapfile)
+    MapLock(a.mapfile)
+    R = connect(a.router_conn, "router")
+    # one shardid-fleet at a time on the cluster's moves; released when the
+    # tool exits, however it exits
+    if not one(R, "SELECT pg_catalog.pg_try_advisory_lock(%s, pg_catalog.hashtext(%s))", (LOCK_CLASS, a.cluster)):
+        raise FleetError('another shardid-fleet run is working on cluster "%s" of router "%s"'
+                         % (a.cluster, a.router_conn))
+    shard = None
+    if a.shard is not None:
+        if not re.fullmatch(r"[0-9]+", a.shard) or int(a.shard) > MAX_SHARD:
+            raise FleetError("shard ID %s is out of range (valid shard IDs are 0 to %d)" % (a.shard, MAX_SHARD))
+        shard = int(a.shard)
+
+    if a.resume or a.abort:
+        if one(R, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NULL"):
+            raise FleetError('router "%s" has no moves to %s' % (a.router_conn, "resume" if a.resume else "abort"))
+        row = load_move(R, a.cluster)
+        if row is None:
+            raise FleetError('no move of cluster "%s" to %s' % (a.cluster, "resume" if a.resume else "abort"))
+        if shard is not None and shard != row["shard"]:
+            raise FleetError("the unfinished move is of logical shard %d, not %d" % (row["shard"], shard))
+        if a.to_conn is not None and a.to_conn != row["target"]:
+            raise FleetError('the unfinished move is to "%s", not to "%s"' % (row["target"], a.to_conn))
+        # the file may be behind the router by this move, no more
+        owner, _ = router_current_map(R, a.cluster)
+        differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]
+                  and not (n == row["shard"] and fm.owner[n] in (row["source"], row["target"]))]
+        if differ:
+            raise FleetError("the map file and the router's map disagree on logical shards %s" % ranges(differ))
+        mv = Move(a, R, row)
+        if a.drop and not mv.drop_retired:
+            mv.record(drop_retired=True)
+        try:
+            if a.abort:
+                mv.abort()
+            else:
+                out("resume move of logical shard %d (%s) from step %s" % (mv.shard, mv.nsp, mv.state))
+                out("  from %s" % mv.source)
+                out("  to   %s" % mv.target)
+                mv.run()
+        except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
+            note_error(R, mv, e)
+            raise
+        return 0
+
+    if shard is None or a.to_conn is None:
+        raise FleetError("move needs SHARD and TO_CONN (or --resume or --abort)")
+    source = fm.owner[shard]
+    target = a.to_conn
+    nsp = shard_schema(shard)
+    if source == target:
+        raise FleetError('the map already puts logical shard %d on "%s"' % (shard, target))
+    unfinished = unfinished_move(R, a.cluster)
+    if unfinished is not None:
+        raise FleetError("logical shard %d of cluster \"%s\" is being moved (step %s, since %s); "
+                         "finish it first with shardid-fleet move --resume or --abort"
+                         % (unfinished[1], a.cluster, unfinished[2], unfinished[5]))
+    out("move logical shard %d (%s)" % (shard, nsp))
+    out("  from %s" % source)
+    out("  to   %s" % target)
+    # the router's tables for moves (a router set up by an older
+    # shardid-fleet lacks them)
+    if one(R, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NULL"):
+        raise FleetError('router "%s" has no table shardid_fleet.moves; run shardid-fleet router once more'
+                         % a.router_conn)
+    soid = preflight(a, fm, R, shard, source, target)
+    row = dict(cluster=a.cluster, shard=shard, token=secrets.token_hex(4), source=source, target=target,
+               publisher=a.publisher_conn or source, drop_retired=a.drop, state="prepared",
+               source_schema_oid=soid)
+    try:
+        mid = one(R, "INSERT INTO shardid_fleet.moves (cluster, shard, token, source, target, publisher, "
+                     "drop_retired, state, source_schema_oid) VALUES (%(cluster)s, %(shard)s, %(token)s, "
+                     "%(source)s, %(target)s, %(publisher)s, %(drop_retired)s, %(state)s, "
+                     "%(source_schema_oid)s) RETURNING id", row)
+    except psycopg.errors.UniqueViolation:
+        raise FleetError('another move of cluster "%s" is unfinished' % a.cluster)
+    row.update(id=mid, retired_schema=None, target_schema_oid=None, subscription_oid=None)
+    kill_point("after:prepared")
+    mv = Move(a, R, row)
+    try:
+        mv.run()
+    except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
+        note_error(R, mv, e)
+        raise
+    return 0
+
+
+def note_error(R, mv, e):
+    text = pgerr(e) if isinstance(e, psycopg.Error) else "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
+    try:
+        R.execute("UPDATE shardid_fleet.moves SET last_error = %s, updated_at = pg_catalog.now() "
+                  "WHERE id OPERATOR(pg_catalog.=) %s", (mask(text), mv.id))
+    except psycopg.Error:
+        pass
+    if mv.state not in FINAL:
+        sys.stderr.write(mask("%s: the move of logical shard %d stopped at step %s; "
+                              "shardid-fleet move --resume finishes it%s\n"
+                              % (PROG, mv.shard, mv.state,
+                                 "" if mv.state in ("switched", "cleaned") else ", --abort undoes it")))

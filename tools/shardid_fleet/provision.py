@@ -1,0 +1,232 @@
+"""Provisioning: the check and apply commands."""
+
+import os
+
+import psycopg
+from psycopg import sql
+
+from .common import FleetError, NSHARDS, out, pgerr, plural, ranges, shard_schema, warn
+from .fleetmap import MapLock, load_map
+from .conn import (
+    check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
+    retired_shards, rows, schema_info, trusted_roles)
+
+
+#
+# check
+#
+
+def cmd_check(a):
+    m = load_map(a.mapfile)
+    servers = m.servers()
+    out("map %s: %d logical shards on %s" % (a.mapfile, NSHARDS, plural(len(servers), "server")))
+    for conn in servers:
+        n = len(m.shards_on(conn, all_shards=True))
+        p = ranges(m.shards_on(conn))
+        out("  %s: %d logical shards, provisioned: %s" % (conn, n, p or "none"))
+    if a.no_connect:
+        return 0
+    problems = 0
+    for cs in servers:
+        try:
+            c = connect(cs)
+        except FleetError as e:
+            out("  server %s: unreachable (%s)" % (cs, e))
+            problems += 1
+            continue
+        with c:
+            found = []
+            version = one(c, "SELECT pg_catalog.current_setting('server_version')")
+            wal_level = one(c, "SELECT pg_catalog.current_setting('wal_level')")
+            preload = one(c, "SELECT pg_catalog.current_setting('shared_preload_libraries')")
+            ext = extension_info(c, "shardid")
+            live = live_shards(c)
+            if wal_level != "logical":
+                found.append("wal_level is %s; moving shards needs wal_level = logical" % wal_level)
+            if "shardid" not in [x.strip().strip('"') for x in preload.split(",")]:
+                found.append("shardid is not in shared_preload_libraries")
+            if ext is not None:
+                try:
+                    check_schema_trusted(c, ext[0], trusted_roles(c), "of extension shardid")
+                except FleetError as e:
+                    found.append(str(e).split("\n")[0])
+            out("  server %s: PostgreSQL %s, wal_level %s, %s, %s here"
+                % (cs, version, wal_level,
+                   "shardid %s in schema %s" % (ext[1], ext[0]) if ext else "no extension shardid",
+                   plural(len(live), "shard schema")))
+            for f in found:
+                out("    problem: " + f)
+            problems += len(found)
+    out("check: %s" % ("no problems" if problems == 0 else plural(problems, "problem")))
+    return 0 if problems == 0 else 1
+
+
+#
+# apply
+#
+
+def read_file(path, what):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise FleetError('cannot read %s file "%s": %s' % (what, path, e.strerror))
+    except UnicodeDecodeError:
+        raise FleetError('%s file "%s" is not UTF-8' % (what, path))
+
+
+def run_sql_file(conn, text, search_path, what):
+    """Run an SQL file (plain SQL, no psql commands) in one transaction with
+    the given search_path."""
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_catalog.set_config('search_path', %s, true)",
+                         (", ".join(sql.Identifier(s).as_string(conn) for s in search_path),))
+            conn.execute(text)
+    except psycopg.Error as e:
+        raise FleetError('%s failed on "%s": %s' % (what, conn.fleet_conninfo, pgerr(e)))
+
+
+def cmd_apply(a):
+    template = read_file(a.template, "template")
+    api = read_file(a.api, "API") if a.api else None
+    if a.batch_size < 1:
+        raise FleetError("--batch-size must be at least 1")
+    m = load_map(a.mapfile)
+    MapLock(a.mapfile)
+    servers = m.servers()
+    for x in a.server:
+        if x not in servers:
+            servers.append(x)
+
+    conns = {cs: connect(cs) for cs in servers}
+    # Before anything is made: a map that puts a shard where it is not,
+    # while another server holds it, is out of date (a move it does not
+    # know of); provisioning from it would make an empty copy.
+    live = {cs: live_shards(conns[cs]) for cs in servers}
+    retired = {cs: retired_shards(conns[cs]) for cs in servers}
+    for n in sorted(m.provisioned):
+        home = m.owner[n]
+        if n in live.get(home, {}) and not is_incoming(live[home][n]):
+            continue
+        elsewhere = [cs for cs in servers if cs != home and n in live[cs]]
+        if elsewhere:
+            raise FleetError(
+                'logical shard %d is on "%s" (schema %s%s), but the map file puts it on "%s"; '
+                "the map file is out of date, nothing was changed"
+                % (n, elsewhere[0], shard_schema(n),
+                   ", the copy of an unfinished move" if is_incoming(live[elsewhere[0]][n]) else "", home)
+                + "\nHINT: Use the map file that the last move wrote, and see shardid-fleet status.")
+        if n in retired.get(home, ()):
+            raise FleetError(
+                'logical shard %d was retired on "%s" by a move, and is on no other server of the map; '
+                "nothing was changed" % (n, home)
+                + "\nHINT: See shardid-fleet status; finish the move with shardid-fleet move --resume.")
+
+    total_created = 0
+    for cs in servers:
+        c = conns[cs]
+        out("server %s" % cs)
+        trusted = trusted_roles(c, [a.owner] if a.owner else [])
+        ext_schema, created = ensure_extension(c, "shardid", a.extension_schema, trusted)
+        out("  extension shardid: %s" % ("created" if created else "present"))
+        version = extension_info(c, "shardid")[1]
+        if version == "1.0":
+            raise FleetError('extension shardid on "%s" is version 1.0, whose shardid_provision_shard() '
+                             "takes schemas that other roles made; update it first" % cs
+                             + "\nHINT: ALTER EXTENSION shardid UPDATE;")
+        preload = one(c, "SELECT pg_catalog.current_setting('shared_preload_libraries')")
+        if "shardid" not in [x.strip().strip('"') for x in preload.split(",")]:
+            warn('shardid is not in shared_preload_libraries on "%s": inserts into its shards will fail' % cs)
+
+        tmpl = a.template_schema
+        if schema_info(c, tmpl) is None:
+            try:
+                with c.transaction():
+                    c.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(tmpl)))
+                    c.execute("SELECT pg_catalog.set_config('search_path', %s, true)",
+                              (", ".join(sql.Identifier(s).as_string(c)
+                                         for s in (tmpl, ext_schema, "pg_catalog", "pg_temp")),))
+                    c.execute(template)
+            except psycopg.Error as e:
+                raise FleetError('template "%s" failed on server "%s": %s' % (a.template, cs, pgerr(e)))
+            ntables = template_tables(c, tmpl)
+            out("  template %s: created from %s (%s)"
+                % (tmpl, os.path.basename(a.template), plural(ntables, "table")))
+        else:
+            check_schema_trusted(c, tmpl, trusted, "the template")
+            ntables = template_tables(c, tmpl)
+            out("  template %s: present (%s; the template file is read only when the schema is missing)"
+                % (tmpl, plural(ntables, "table")))
+
+        if a.owner:
+            c.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(tmpl), sql.Identifier(a.owner)))
+            c.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(
+                sql.Identifier(tmpl), sql.Identifier(a.owner)))
+        shards = m.shards_on(cs) if cs in m.servers() else []
+        if not shards:
+            out("  logical shards: none provisioned here")
+        else:
+            counts = {}
+            existing = 0
+            done = []
+            for i in range(0, len(shards), a.batch_size):
+                batch = shards[i:i + a.batch_size]
+                try:
+                    with c.transaction():
+                        if a.owner:
+                            c.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(a.owner)))
+                        res = rows(c, sql.SQL("""
+                            SELECT s, p.kind, p.name, p.action
+                              FROM pg_catalog.unnest(%s::pg_catalog.int4[]) AS s,
+                                   {}.shardid_provision_shard(s, %s::pg_catalog.text, NULL::pg_catalog.text) AS p
+                             ORDER BY s""").format(sql.Identifier(ext_schema)), (batch, tmpl))
+                except psycopg.Error as e:
+                    raise FleetError(
+                        'provisioning logical shards %s failed on server "%s": %s'
+                        % (ranges(batch), cs, pgerr(e))
+                        + ("\n(logical shards %s were provisioned; nothing of %s was made)"
+                           % (ranges(done), ranges(batch)) if done else
+                           "\n(nothing was made there)"))
+                done += batch
+                for s, kind, name, action in res:
+                    if action == "created":
+                        counts[kind] = counts.get(kind, 0) + 1
+                        total_created += 1
+                        if a.v:
+                            out("    created %s %s" % (kind, name))
+                    elif kind == "schema":
+                        existing += 1
+            if not counts:
+                out("  logical shards %s (%d): all complete, nothing created" % (ranges(shards), len(shards)))
+            else:
+                made = ", ".join(plural(counts[k], k) for k in ("schema", "table", "sequence") if k in counts)
+                out("  logical shards %s (%d): created %s; %d of the %d schemas were there already"
+                    % (ranges(shards), len(shards), made, existing, len(shards)))
+
+        here = set(m.shards_on(cs, all_shards=True)) if cs in m.servers() else set()
+        for n, comment in sorted(live_shards(c).items()):
+            if n not in here:
+                if is_incoming(comment):
+                    out("  note: schema %s is here as the incoming copy of an unfinished move"
+                        % shard_schema(n))
+                else:
+                    out("  warning: schema %s is here, but the map puts logical shard %d on another server"
+                        % (shard_schema(n), n))
+
+        if api is not None:
+            run_sql_file(c, api, (ext_schema, "pg_catalog", "pg_temp"), 'API file "%s"' % a.api)
+            out("  api %s: applied" % os.path.basename(a.api))
+    for c in conns.values():
+        c.close()
+    out("apply: %s, %s created" % (plural(len(servers), "server"), plural(total_created, "object")))
+    return 0
+
+
+def template_tables(conn, schema):
+    return one(conn, """
+        SELECT pg_catalog.count(*) FROM pg_catalog.pg_class AS c
+          JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+         WHERE n.nspname OPERATOR(pg_catalog.=) %s
+           AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+           AND NOT c.relispartition""", (schema,))

@@ -1,0 +1,437 @@
+"""The PL/Proxy router: the router and status commands."""
+
+import os
+
+from psycopg import sql
+
+from .common import (
+    FLEET_SCHEMA, FleetError, LOCK_CLASS, MARKER, NSHARDS, out, plural, ranges, warn)
+from .fleetmap import FleetMap, MapLock, load_map
+from .conn import (
+    check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
+    rows, schema_info, trusted_roles)
+from .provision import read_file, run_sql_file
+
+
+#
+# router
+#
+
+ROUTER_TABLES = {
+    "cluster": sql.SQL("""
+        CREATE TABLE shardid_fleet.cluster (
+            name pg_catalog.text PRIMARY KEY,
+            version pg_catalog.int4 NOT NULL,
+            changed_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now()
+        )"""),
+    "map": sql.SQL("""
+        CREATE TABLE shardid_fleet.map (
+            cluster pg_catalog.text NOT NULL REFERENCES shardid_fleet.cluster,
+            first_shard pg_catalog.int4 NOT NULL CHECK (first_shard BETWEEN 0 AND 8191),
+            last_shard pg_catalog.int4 NOT NULL CHECK (last_shard BETWEEN first_shard AND 8191),
+            connstr pg_catalog.text NOT NULL,
+            PRIMARY KEY (cluster, first_shard)
+        )"""),
+    "moves": sql.SQL("""
+        CREATE TABLE shardid_fleet.moves (
+            id pg_catalog.int8 GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            cluster pg_catalog.text NOT NULL REFERENCES shardid_fleet.cluster,
+            shard pg_catalog.int4 NOT NULL CHECK (shard BETWEEN 0 AND 8191),
+            token pg_catalog.text NOT NULL UNIQUE,
+            source pg_catalog.text NOT NULL,
+            target pg_catalog.text NOT NULL,
+            publisher pg_catalog.text NOT NULL,
+            drop_retired pg_catalog.bool NOT NULL DEFAULT false,
+            state pg_catalog.text NOT NULL,
+            retired_schema pg_catalog.text,
+            source_schema_oid pg_catalog.oid,
+            target_schema_oid pg_catalog.oid,
+            subscription_oid pg_catalog.oid,
+            fence_lsn pg_catalog.pg_lsn,
+            fence_ms pg_catalog.int8,
+            paused_ms pg_catalog.int8,
+            last_error pg_catalog.text,
+            started_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
+            updated_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
+            finished_at pg_catalog.timestamptz
+        )"""),
+}
+# one unfinished move per cluster
+ROUTER_INDEX = sql.SQL("""
+    CREATE UNIQUE INDEX moves_one_unfinished ON shardid_fleet.moves (cluster)
+     WHERE state OPERATOR(pg_catalog.<>) ALL ('{done,aborted}'::pg_catalog.text[])""")
+
+PLPROXY_FUNCS = {
+    "get_cluster_version(text)": sql.SQL("""
+        {} FUNCTION plproxy.get_cluster_version(cluster_name pg_catalog.text)
+        RETURNS pg_catalog.int4
+        LANGUAGE plpgsql STABLE
+        SET search_path = pg_catalog, pg_temp
+        AS $fn$
+        DECLARE
+            v pg_catalog.int4;
+        BEGIN
+            SELECT c.version INTO v FROM shardid_fleet.cluster AS c
+             WHERE c.name OPERATOR(pg_catalog.=) cluster_name;
+            IF v IS NULL THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = 'undefined_object',
+                    MESSAGE = pg_catalog.format('PL/Proxy cluster "%s" is not in shardid_fleet.cluster', cluster_name);
+            END IF;
+            RETURN v;
+        END
+        $fn$"""),
+    "get_cluster_partitions(text)": sql.SQL("""
+        {} FUNCTION plproxy.get_cluster_partitions(cluster_name pg_catalog.text)
+        RETURNS SETOF pg_catalog.text
+        LANGUAGE sql STABLE
+        SET search_path = pg_catalog, pg_temp
+        AS $fn$
+            SELECT m.connstr
+              FROM pg_catalog.generate_series(0, 8191) AS p
+              JOIN shardid_fleet.map AS m
+                ON m.cluster OPERATOR(pg_catalog.=) cluster_name
+               AND p OPERATOR(pg_catalog.>=) m.first_shard AND p OPERATOR(pg_catalog.<=) m.last_shard
+             ORDER BY p
+        $fn$"""),
+    "get_cluster_config(text)": sql.SQL("""
+        {} FUNCTION plproxy.get_cluster_config(
+            IN cluster_name pg_catalog.text, OUT key pg_catalog.text, OUT val pg_catalog.text)
+        RETURNS SETOF record
+        LANGUAGE sql STABLE
+        SET search_path = pg_catalog, pg_temp
+        AS $fn$ SELECT NULL::pg_catalog.text, NULL::pg_catalog.text WHERE false $fn$"""),
+}
+
+
+def router_objects(conn, trusted):
+    """Check what shardid-fleet finds of its own on the router and report
+    what it would have to create.  Nothing is adopted: every object must be
+    owned by a trusted role, hold nothing else, and carry nothing attached."""
+    problems = []
+    info = schema_info(conn, FLEET_SCHEMA)
+    if info is not None:
+        check_schema_trusted(conn, FLEET_SCHEMA, trusted, "shardid-fleet's state")
+        for relname, relkind, owner, owner_name in rows(conn, """
+                SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text, c.relowner,
+                       pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text
+                  FROM pg_catalog.pg_class AS c
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s ORDER BY 1""", (info[0],)):
+            if owner not in trusted:
+                problems.append('relation %s.%s is owned by role "%s"' % (FLEET_SCHEMA, relname, owner_name))
+        for what, name, owner_name in rows(conn, """
+                SELECT 'trigger', pg_catalog.format('%%s on %%s', t.tgname, t.tgrelid::pg_catalog.regclass), ''
+                  FROM pg_catalog.pg_trigger AS t JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND NOT t.tgisinternal
+                UNION ALL
+                SELECT 'rule', pg_catalog.format('%%s on %%s', r.rulename, r.ev_class::pg_catalog.regclass), ''
+                  FROM pg_catalog.pg_rewrite AS r JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) r.ev_class
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relkind OPERATOR(pg_catalog.=) 'r'
+                UNION ALL
+                SELECT 'policy', pg_catalog.format('%%s on %%s', p.polname, p.polrelid::pg_catalog.regclass), ''
+                  FROM pg_catalog.pg_policy AS p JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) p.polrelid
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
+                UNION ALL
+                SELECT 'function', p.oid::pg_catalog.regprocedure::pg_catalog.text, pg_catalog.pg_get_userbyid(p.proowner)
+                  FROM pg_catalog.pg_proc AS p
+                 WHERE p.pronamespace OPERATOR(pg_catalog.=) %s
+                   AND NOT (p.oid::pg_catalog.regprocedure::pg_catalog.text OPERATOR(pg_catalog.=)
+                            'shardid_fleet.load_map(text,integer[],integer[],text[])'
+                            AND p.proowner OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.oid[]))
+                """, (info[0], info[0], info[0], info[0], list(trusted))):
+            problems.append("%s %s%s" % (what, name, ' (owned by role "%s")' % owner_name if owner_name else ""))
+        for table in ("cluster", "map", "moves"):
+            r = rows(conn, """
+                SELECT a.attname::pg_catalog.text FROM pg_catalog.pg_attribute AS a
+                  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) a.attrelid
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s
+                   AND c.relkind OPERATOR(pg_catalog.=) 'r'
+                   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped ORDER BY a.attnum""",
+                     (info[0], table))
+            if r and table in ("cluster", "map"):
+                want = {"cluster": ["name", "version", "changed_at"],
+                        "map": ["cluster", "first_shard", "last_shard", "connstr"]}[table]
+                if [x[0] for x in r] != want:
+                    problems.append("table %s.%s has columns (%s), not (%s)"
+                                    % (FLEET_SCHEMA, table, ", ".join(x[0] for x in r), ", ".join(want)))
+    pinfo = schema_info(conn, "plproxy")
+    if pinfo is not None:
+        check_schema_trusted(conn, "plproxy", trusted, "PL/Proxy's configuration")
+        for sig, owner, owner_name, comment in rows(conn, """
+                SELECT pg_catalog.format('%%s(%%s)', p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid)),
+                       p.proowner, pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text,
+                       pg_catalog.obj_description(p.oid, 'pg_proc')
+                  FROM pg_catalog.pg_proc AS p
+                 WHERE p.pronamespace OPERATOR(pg_catalog.=) %s""", (pinfo[0],)):
+            if owner not in trusted:
+                problems.append('function plproxy.%s is owned by role "%s"' % (sig, owner_name))
+            elif sig.split("(")[0] in ("get_cluster_version", "get_cluster_partitions", "get_cluster_config"):
+                if comment != MARKER:
+                    problems.append("function plproxy.%s is PL/Proxy configuration of its own, "
+                                    "not shardid-fleet's" % sig)
+    return problems
+
+
+def router_current_map(conn, cluster):
+    """The router's owner list for a cluster and its version, or (None, None)"""
+    if schema_info(conn, FLEET_SCHEMA) is None or one(
+            conn, "SELECT pg_catalog.to_regclass('shardid_fleet.map') IS NOT NULL") is not True:
+        return None, None
+    version = one(conn, "SELECT c.version FROM shardid_fleet.cluster AS c WHERE c.name OPERATOR(pg_catalog.=) %s",
+                  (cluster,))
+    if version is None:
+        return None, None
+    owner = [None] * NSHARDS
+    for first, last, connstr in rows(conn, """
+            SELECT m.first_shard, m.last_shard, m.connstr FROM shardid_fleet.map AS m
+             WHERE m.cluster OPERATOR(pg_catalog.=) %s""", (cluster,)):
+        for n in range(first, last + 1):
+            owner[n] = connstr
+    return owner, version
+
+
+def unfinished_move(conn, cluster):
+    if one(conn, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NOT NULL") is not True:
+        return None
+    r = conn.execute("""
+        SELECT m.id, m.shard, m.state, m.source, m.target, m.started_at, m.updated_at, m.last_error
+          FROM shardid_fleet.moves AS m
+         WHERE m.cluster OPERATOR(pg_catalog.=) %s
+           AND m.state OPERATOR(pg_catalog.<>) ALL ('{done,aborted}'::pg_catalog.text[])""",
+                     (cluster,)).fetchone()
+    return r
+
+
+def router_setup_and_load(conn, cluster, ext_schema, owner_list, trusted, fm=None):
+    """In one transaction: PL/Proxy, shardid, shardid_fleet and the
+    configuration functions (created if missing, refused if someone else's),
+    then the map (replaced and the version bumped if it changed).
+    Returns (old_version, new_version)."""
+    with conn.transaction():
+        if not one(conn, "SELECT pg_catalog.pg_try_advisory_xact_lock(%s, pg_catalog.hashtext(%s))",
+                   (LOCK_CLASS, cluster)):
+            raise FleetError('another shardid-fleet run is working on cluster "%s" of router "%s"'
+                             % (cluster, conn.fleet_conninfo))
+        problems = router_objects(conn, trusted)
+        if problems:
+            raise FleetError('router "%s" has objects that shardid-fleet will not take as its own; '
+                             "nothing was changed:\n  %s" % (conn.fleet_conninfo, "\n  ".join(problems)))
+        if one(conn, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_foreign_server AS s "
+                     "WHERE s.srvname OPERATOR(pg_catalog.=) %s", (cluster,)):
+            raise FleetError('router "%s" has a foreign server named "%s": PL/Proxy would take its cluster '
+                             "configuration from it instead of from shardid_fleet.map; nothing was changed"
+                             % (conn.fleet_conninfo, cluster))
+        ensure_extension(conn, "plproxy", ext_schema, trusted)
+        ensure_extension(conn, "shardid", ext_schema, trusted)
+
+        if schema_info(conn, FLEET_SCHEMA) is None:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(FLEET_SCHEMA)))
+        for table, ddl in ROUTER_TABLES.items():
+            if one(conn, "SELECT pg_catalog.to_regclass(%s) IS NULL", ("shardid_fleet." + table,)):
+                conn.execute(ddl)
+                if table == "moves":
+                    conn.execute(ROUTER_INDEX)
+        conn.execute(sql.SQL("""COMMENT ON TABLE shardid_fleet.map IS
+            'logical shard ranges -> data servers, loaded by shardid-fleet from its map file'"""))
+        conn.execute(sql.SQL("""COMMENT ON TABLE shardid_fleet.moves IS
+            'shard moves of shardid-fleet, each step recorded before it is taken'"""))
+        # the bash tool's loader, no longer used
+        conn.execute("DROP FUNCTION IF EXISTS shardid_fleet.load_map(pg_catalog.text, pg_catalog.int4[], "
+                     "pg_catalog.int4[], pg_catalog.text[])")
+
+        if schema_info(conn, "plproxy") is None:
+            conn.execute("CREATE SCHEMA plproxy")
+        for sig, ddl in PLPROXY_FUNCS.items():
+            exists = one(conn, "SELECT pg_catalog.to_regprocedure(%s) IS NOT NULL", ("plproxy." + sig,))
+            # present ones were checked above: trusted and marked as ours
+            conn.execute(ddl.format(sql.SQL("CREATE OR REPLACE" if exists else "CREATE")))
+            conn.execute(sql.SQL("COMMENT ON FUNCTION {} IS {}").format(
+                sql.SQL("plproxy." + sig), sql.Literal(MARKER)))
+
+        move = unfinished_move(conn, cluster)
+        if move is not None and fm is not None:
+            raise FleetError("logical shard %d of cluster \"%s\" is being moved (step %s, since %s); "
+                             "finish it first with shardid-fleet move --resume or --abort; nothing was changed"
+                             % (move[1], cluster, move[2], move[5]))
+        return load_map_into_router(conn, cluster, owner_list)
+
+
+def load_map_into_router(conn, cluster, owner_list):
+    """Replace the cluster's map with owner_list (inside the caller's
+    transaction); bump the version if it changed."""
+    conn.execute("INSERT INTO shardid_fleet.cluster (name, version) VALUES (%s, 0) "
+                 "ON CONFLICT (name) DO NOTHING", (cluster,))
+    old = one(conn, "SELECT c.version FROM shardid_fleet.cluster AS c "
+                    "WHERE c.name OPERATOR(pg_catalog.=) %s FOR UPDATE", (cluster,))
+    want = FleetMap(None, owner_list, set(), []).range_rows()
+    have = rows(conn, "SELECT m.first_shard, m.last_shard, m.connstr FROM shardid_fleet.map AS m "
+                      "WHERE m.cluster OPERATOR(pg_catalog.=) %s ORDER BY m.first_shard", (cluster,))
+    if [tuple(r) for r in have] == want:
+        return old, old
+    conn.execute("DELETE FROM shardid_fleet.map AS m WHERE m.cluster OPERATOR(pg_catalog.=) %s", (cluster,))
+    with conn.cursor() as cur:
+        cur.executemany("INSERT INTO shardid_fleet.map (cluster, first_shard, last_shard, connstr) "
+                        "VALUES (%s, %s, %s, %s)", [(cluster, f, l, c) for f, l, c in want])
+    conn.execute("UPDATE shardid_fleet.cluster AS c SET version = c.version OPERATOR(pg_catalog.+) 1, "
+                 "changed_at = pg_catalog.now() WHERE c.name OPERATOR(pg_catalog.=) %s", (cluster,))
+    return old, old + 1
+
+
+def check_reroutes(old_owner, fm):
+    """A changed map may route a provisioned shard to another server only
+    when its data is there: never away from the server that holds it to one
+    that does not (a stale map file)."""
+    changed = [n for n in sorted(fm.provisioned) if old_owner[n] is not None and old_owner[n] != fm.owner[n]]
+    if not changed:
+        return
+    conns = {}
+
+    def live_on(cs):
+        if cs not in conns:
+            try:
+                c = connect(cs)
+                conns[cs] = live_shards(c)
+                c.close()
+            except FleetError:
+                conns[cs] = None
+        return conns[cs]
+
+    for n in changed:
+        old, new = old_owner[n], fm.owner[n]
+        lo, ln = live_on(old), live_on(new)
+        if ln is None:
+            raise FleetError('the map file routes logical shard %d to "%s", which cannot be reached to check '
+                             "that it holds the shard; nothing was changed" % (n, new))
+        new_has = n in ln and not is_incoming(ln[n])
+        old_has = lo is not None and n in lo and not is_incoming(lo[n])
+        if old_has and not new_has:
+            raise FleetError('the map file routes logical shard %d to "%s", which does not hold it, away from '
+                             '"%s", which does; the map file is out of date, nothing was changed'
+                             % (n, new, old)
+                             + "\nHINT: Shards move with shardid-fleet move; see shardid-fleet status.")
+        if old_has and new_has:
+            raise FleetError('logical shard %d is on both "%s" and "%s"; nothing was changed' % (n, old, new))
+        if lo is None and not new_has:
+            raise FleetError('the map file routes logical shard %d from "%s", which cannot be reached, to "%s", '
+                             "which does not hold it; nothing was changed" % (n, old, new))
+        if lo is None:
+            warn('logical shard %d is routed to "%s" (which holds it) from "%s", which cannot be reached'
+                 % (n, new, old))
+
+
+def cmd_router(a):
+    api = read_file(a.api, "API") if a.api else None
+    fm = load_map(a.mapfile)
+    MapLock(a.mapfile)
+    conn = connect(a.router_conn, "router")
+    trusted = trusted_roles(conn)
+    old_owner, _ = router_current_map(conn, a.cluster)
+    move = unfinished_move(conn, a.cluster)
+    if move is not None:
+        raise FleetError("logical shard %d of cluster \"%s\" is being moved (step %s, since %s); "
+                         "finish it first with shardid-fleet move --resume or --abort; nothing was changed"
+                         % (move[1], a.cluster, move[2], move[5]))
+    if old_owner is not None:
+        check_reroutes(old_owner, fm)
+    old, new = router_setup_and_load(conn, a.cluster, a.extension_schema, fm.owner, trusted, fm)
+    if old == new:
+        out("router: map of cluster %s unchanged (version %d)" % (a.cluster, new))
+    else:
+        out("router: map of cluster %s loaded, version %d -> %d" % (a.cluster, old, new))
+    if api is not None:
+        ext_schema = extension_info(conn, "shardid")[0]
+        run_sql_file(conn, api, (ext_schema, "pg_catalog", "pg_temp"), 'API file "%s"' % a.api)
+        out("router: api %s applied" % os.path.basename(a.api))
+    conn.close()
+    return 0
+
+
+#
+# status
+#
+
+def cmd_status(a):
+    fm = load_map(a.mapfile)
+    r = connect(a.router_conn, "router")
+    owner, version = router_current_map(r, a.cluster)
+    problems = 0
+    if owner is None:
+        raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
+                         % (a.router_conn, a.cluster))
+    changed_at = one(r, "SELECT c.changed_at FROM shardid_fleet.cluster AS c WHERE c.name OPERATOR(pg_catalog.=) %s",
+                     (a.cluster,))
+    out("cluster %s: router map version %d (changed %s)" % (a.cluster, version, changed_at))
+    differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]]
+    if differ:
+        problems += 1
+        out("  map file %s differs from the router for logical shards %s:" % (a.mapfile, ranges(differ)))
+        for n in differ[:10]:
+            out('    %d: file "%s", router "%s"' % (n, fm.owner[n], owner[n]))
+    else:
+        out("  map file %s agrees with the router" % a.mapfile)
+    move = unfinished_move(r, a.cluster)
+    if move is not None:
+        problems += 1
+        out("  move in flight: logical shard %d from %s to %s, step %s (started %s, last step %s)"
+            % (move[1], move[3], move[4], move[2], move[5], move[6]))
+        if move[7]:
+            out("    last error: %s" % move[7])
+        out("    finish it with: shardid-fleet move --resume (or undo it with --abort, before step switched)")
+    if one(r, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NOT NULL"):
+        for mid, shard, state, src, dst, fin, paused in rows(r, """
+                SELECT m.id, m.shard, m.state, m.source, m.target, m.finished_at, m.paused_ms
+                  FROM shardid_fleet.moves AS m
+                 WHERE m.cluster OPERATOR(pg_catalog.=) %s
+                   AND m.state OPERATOR(pg_catalog.=) ANY ('{done,aborted}'::pg_catalog.text[])
+                 ORDER BY m.id DESC LIMIT 5""", (a.cluster,)):
+            out("  move %d: logical shard %d %s -> %s: %s %s%s"
+                % (mid, shard, src, dst, state, fin,
+                   ", writes paused %d ms" % paused if paused is not None else ""))
+    servers = []
+    for cs in owner + fm.owner:
+        if cs not in servers:
+            servers.append(cs)
+    for cs in servers:
+        expect = {n for n in fm.provisioned if owner[n] == cs}
+        try:
+            c = connect(cs)
+        except FleetError as e:
+            problems += 1
+            out("  server %s: unreachable: %s" % (cs, e))
+            continue
+        live = live_shards(c)
+        wal_level = one(c, "SELECT pg_catalog.current_setting('wal_level')")
+        retired = [x[0] for x in rows(c, """
+            SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_namespace AS n
+             WHERE n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}_retired_' ORDER BY 1""")]
+        pubs = [x[0] for x in rows(c, "SELECT p.pubname::pg_catalog.text FROM pg_catalog.pg_publication AS p "
+                                      "WHERE p.pubname OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
+        subs = [x[0] for x in rows(c, "SELECT s.subname::pg_catalog.text FROM pg_catalog.pg_subscription AS s "
+                                      "WHERE s.subname OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
+        slots = [x[0] for x in rows(c, "SELECT s.slot_name::pg_catalog.text FROM pg_catalog.pg_replication_slots AS s "
+                                       "WHERE s.slot_name OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
+        c.close()
+        missing = sorted(expect - set(live))
+        extra = sorted(n for n in live if n not in expect and not is_incoming(live[n]))
+        incoming = sorted(n for n in live if is_incoming(live[n]))
+        out("  server %s: %d logical shards live%s, wal_level %s"
+            % (cs, len(set(live) - set(incoming)),
+               " (%s)" % ranges(sorted(set(live) - set(incoming))) if live else "", wal_level))
+        if missing:
+            problems += 1
+            out("    missing here: logical shards %s (the router sends them here)" % ranges(missing))
+        if extra:
+            problems += 1
+            out("    here but routed elsewhere: logical shards %s" % ranges(extra))
+        if incoming:
+            out("    incoming copies of unfinished moves: logical shards %s" % ranges(incoming))
+        if wal_level != "logical":
+            problems += 1
+            out("    wal_level is %s: shards cannot move from here (needs wal_level = logical)" % wal_level)
+        for what, names in (("retired schemas", retired), ("publications", pubs),
+                            ("subscriptions", subs), ("replication slots", slots)):
+            if names:
+                out("    %s: %s" % (what, ", ".join(names)))
+    r.close()
+    out("status: %s" % ("consistent" if problems == 0 else plural(problems, "problem")))
+    return 0 if problems == 0 else 1
