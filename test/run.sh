@@ -22,6 +22,7 @@
 # server's port: SHARDID_PORT, else a free one.
 #
 # Usage: bash test/run.sh [--tap test/t/NAME.pl ...] [--skip-tap]
+# (SHARDID_TAP_LOGS=DIR: keep a copy of every TAP test's log there)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,6 +123,10 @@ if [ $skip_tap = 0 ]; then
 	rc=0
 	run_tap || rc=$?
 	tap_logs=("$work"/src-tree/tmp_check/log/regress_log_*)
+	# SHARDID_TAP_LOGS=DIR keeps a copy of every TAP log (notes included)
+	if [ -n "${SHARDID_TAP_LOGS:-}" ]; then
+		mkdir -p "$SHARDID_TAP_LOGS" && cp "${tap_logs[@]}" "$SHARDID_TAP_LOGS"/ 2>/dev/null || true
+	fi
 	count tap $rc "$(cat "${tap_logs[@]}" 2>/dev/null | grep -Ec '^(\[[^]]*\]\([^)]*\) )?ok [0-9]+')" \
 		"$(cat "${tap_logs[@]}" 2>/dev/null | grep -E '^(\[[^]]*\]\([^)]*\) )?not ok [0-9]+' |
 			grep -vc ' # TODO ')"

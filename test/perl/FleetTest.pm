@@ -18,7 +18,7 @@ use Test::More;
 use ShardidTest;
 
 our @EXPORT = qw(fleet_node fleet_servers connstr tool tool_start tool_finish read_map
-  write_map setup_writers start_writers stop_writers writer_report
+  write_map setup_writers start_writers stop_writers writer_report failed_writes
   check_fleet fleet_objects restart_killed $tool $examples $nshards);
 
 my $tree = abs_path(dirname(__FILE__) . '/../..');
@@ -271,6 +271,27 @@ sub writer_report
 			  . '(%d ms during the move)', $w, $n, $errs, $max, $during);
 	}
 	return \%stall;
+}
+
+# failed_writes(ROUTER, WHAT, WRITERS...): the writers' failed attempts by
+# SQLSTATE (each was retried), noted; returns (retryable, other): 40001
+# and 40P01 are the retryable kind, which drivers and ORMs retry
+sub failed_writes
+{
+	my ($router, $what, @writers) = @_;
+	my $r = $router->safe_psql('postgres', qq{
+		SELECT sqlstate, count(*), min(message) FROM load_err
+		 WHERE writer IN (@{[ join ',', @writers ]}) GROUP BY 1 ORDER BY 1});
+	my ($retryable, $other) = (0, 0);
+	for my $line (split /\n/, $r)
+	{
+		my ($state, $n, $msg) = split /\|/, $line, 3;
+		note "$what: $n failed attempts with SQLSTATE $state (e.g. \"$msg\")";
+		if ($state eq '40001' || $state eq '40P01') { $retryable += $n }
+		else { $other += $n }
+	}
+	note "$what: $retryable retryable failed attempts (40001/40P01), $other others";
+	return ($retryable, $other);
 }
 
 # Publications, subscriptions and replication slots of moves on a node

@@ -149,7 +149,10 @@ ok($ok, "logical shard $moved ($snap_rows rows) moved from server 1 to server 2 
 like($out, qr/1\. schema shard_0005 copied to the new server/, 'the move copies the schema');
 like($out, qr/4\. subscription shardid_0005_\w+ on the new server/, 'the move subscribes the new server');
 like($out, qr/5\. data copied and caught up/, 'the move waits for the copy and the catch-up');
-like($out, qr/6\. writes paused; .* shard_0005 retired as shard_0005_retired_\d+_\w+/, 'the move retires the old schema');
+like($out, qr/6\. writes paused; .* shard_0005 fenced on the old server \(a write there fails with 40001\), to be retired as shard_0005_retired_\d+_\w+/,
+	'the move fences the old schema');
+like($out, qr/calls through the router waited at its gate for \d+ ms/, 'router calls wait at the gate during the switch');
+like($out, qr/shard_0005 renamed to shard_0005_retired_\d+_\w+ on the old server/, 'the cleanup retires the old schema');
 like($out, qr/7\. router: logical shard 5 now on the new server \(map version 2\)/, 'the move switches the router');
 my ($paused) = $out =~ /writes to it were paused for (\d+) ms/;
 note "the move took $move_seconds s; the tool held writes to the shard for " . ($paused // '?') . ' ms';
@@ -165,6 +168,14 @@ note "longest stall on the moving shard: " . ($stall->{1} > $stall->{2} ? $stall
   . ($stall->{3} > $stall->{4} ? $stall->{3} : $stall->{4}) . ' ms';
 is($router->safe_psql('postgres', q{SELECT count(*) FROM load_err WHERE writer IN (3, 4)}),
 	'0', 'no write to another shard failed during the move');
+# A write to the moving shard waits at the router's gate while the shard
+# is fenced and switched, and then goes to the new server; one already on
+# its way to the old server meets the fence there: 40001, retried.  Never
+# 42P01, never another error.
+my ($retryable, $other) = failed_writes($router, "move of shard $moved", 1, 2, 3, 4);
+is($other, 0, "no write failed during the move with anything but a retryable SQLSTATE ($retryable retryable)");
+is($router->safe_psql('postgres', qq{SELECT count(*) FROM load_err WHERE sqlstate = '42P01'}),
+	'0', 'no write failed with 42P01');
 cmp_ok($router->safe_psql('postgres', qq{
 		SELECT count(*) FROM load_log WHERE writer IN (3, 4) AND at BETWEEN '$move_start' AND '$move_done'}),
 	'>', 0, 'writes to other shards went on while the shard moved');
@@ -225,7 +236,7 @@ for my $d ('/usr/lib/x86_64-linux-gnu/faketime', '/usr/lib/aarch64-linux-gnu/fak
 my $lagging = 6;        # the logical shard that moves to server 4
 SKIP:
 {
-	skip 'libfaketime is not installed (Debian package "faketime")', 8
+	skip 'libfaketime is not installed (Debian package "faketime")', 11
 	  unless defined $libfaketime;
 
 	my $node = fleet_node('data4');
@@ -251,9 +262,22 @@ SKIP:
 		SELECT 5, insert_post(u, 'lag-before-' || g), u, 'lag-before-' || g, 1
 		  FROM generate_series(1, 300) g, LATERAL (SELECT (g * 64 + $lagging)::bigint AS u) x});
 
+	# writers 6 (on the moving shard) and 7 (on the others) go on through
+	# this move too; the router's gate opens while the clock fence waits,
+	# so writer 7 is not held for seconds, and writer 6 meets the fence
+	$router->safe_psql('postgres', 'DELETE FROM load_err');
+	my $lag_writers = start_writers($router, [ 6, [$lagging] ], [ 7, \@others ]);
 	my $last6 = $data[0]->safe_psql('postgres', q{SELECT max(shardid_created_at(id)) FROM shard_0006.posts});
 	($ok, $out, $err) = tool('move', '--max-clock-wait', '60', '--drop', $mapfile, $router_conn, $lagging, $conn[3]);
 	ok($ok, "logical shard $lagging moved from server 1 to server 4") or diag $err;
+	my $lag_done = $router->safe_psql('postgres', 'SELECT clock_timestamp()');
+	$router->poll_query_until('postgres', qq{
+		SELECT count(*) >= 50 FROM load_log WHERE writer = 6 AND at > '$lag_done'})
+	  or die 'writer 6 did not continue on the moved shard';
+	stop_writers($router, $lag_writers);
+	my ($lag_retryable, $lag_other) = failed_writes($router, "move of shard $lagging", 6, 7);
+	is($lag_other, 0, "no write failed during the move to the lagging server with anything but a retryable SQLSTATE "
+		  . "($lag_retryable retryable)");
 	my ($waited) = $out =~ /waited (\d+) ms/;
 	cmp_ok($waited // 0, '>', 0, "the move waited for server 4's clock to pass the last ID of the shard");
 	note 'the clock fence waited ' . ($waited // '?') . ' ms';

@@ -147,10 +147,10 @@ sub killed_move
 my @points = $long
   ? qw(after:prepared before:schema after:schema before:publication after:publication
   before:slot after:slot before:subscription after:subscription before:sync after:sync
-  before:fence fence:locked fence:caught-up fence:renamed fence:committed after:fence
+  before:fence fence:locked fence:caught-up fence:fenced fence:committed after:fence
   before:retired before:switched after:switched before:cleaned after:cleaned before:done)
   : qw(after:prepared after:schema after:publication after:slot after:subscription after:sync
-  fence:locked fence:caught-up fence:renamed fence:committed before:switched after:switched
+  fence:locked fence:caught-up fence:fenced fence:committed before:switched after:switched
   after:cleaned before:done);
 my %abort_sample = map { $_ => 1 }
   qw(after:prepared after:schema after:subscription after:sync fence:locked fence:committed before:switched);

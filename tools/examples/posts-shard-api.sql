@@ -5,7 +5,9 @@
 -- The router calls a function of the same name and arguments here.  Each
 -- one finds the logical shard's schema (shard_NNNN) and fails, rather than
 -- returning nothing, when this server does not hold the shard: the router's
--- map may have just changed, and the caller should retry.
+-- map may have just changed, and the caller should retry.  It fails with
+-- SQLSTATE 40001 (serialization_failure), which drivers and ORMs already
+-- retry, as does a write that meets a shard fenced by a move.
 --
 -- Every function runs with search_path = pg_catalog, public: no schema of
 -- another role (one named after the caller comes first on the default
@@ -22,7 +24,7 @@ DECLARE
 BEGIN
 	IF to_regclass(format('%I.posts', nsp)) IS NULL THEN
 		RAISE EXCEPTION USING
-			ERRCODE = 'object_not_in_prerequisite_state',
+			ERRCODE = 'serialization_failure',
 			MESSAGE = format('logical shard %s is not on this server', s),
 			DETAIL = format('Schema "%s" with table "posts" does not exist here.', nsp),
 			HINT = 'The shard may have moved; retry through the router.';
@@ -51,7 +53,7 @@ EXCEPTION
 	-- the shard moved away while this insert waited for it
 	WHEN undefined_table OR invalid_schema_name THEN
 		RAISE EXCEPTION USING
-			ERRCODE = 'object_not_in_prerequisite_state',
+			ERRCODE = 'serialization_failure',
 			MESSAGE = 'a logical shard of this insert is not on this server',
 			DETAIL = SQLERRM,
 			HINT = 'The shard moved; retry through the router.';

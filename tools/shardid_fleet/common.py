@@ -11,6 +11,14 @@ MAX_SHARD = 8191
 NSHARDS = MAX_SHARD + 1
 # advisory lock class of shardid-fleet on the router: "SHFL" in ASCII
 LOCK_CLASS = 0x5348464C
+# advisory lock class of the router's gate: "SHFG".  A move holds it, per
+# cluster, for the moment its fence and switch take; every PL/Proxy call of
+# the cluster passes through it (plproxy.get_cluster_version), so calls wait
+# there and then go to the shard's new server.
+GATE_CLASS = 0x53484647
+# the trigger function whose presence marks a shard's schema as fenced by
+# a move on its old server (every write there fails with 40001)
+FENCE_TRIGGER_FUNCTION = "shardid_fleet_moved"
 MARKER = "shardid-fleet: PL/Proxy cluster configuration from shardid_fleet.map"
 FLEET_SCHEMA = "shardid_fleet"
 

@@ -10,7 +10,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from .common import FleetError, MAX_SHARD, PROG, pgerr
+from .common import FENCE_TRIGGER_FUNCTION, FleetError, MAX_SHARD, PROG, pgerr
 
 
 #
@@ -182,7 +182,8 @@ def ensure_extension(conn, extname, schema, trusted, quiet=False):
 
 
 def live_shards(conn):
-    """{shard: comment} of the shard_NNNN schemas here that hold tables"""
+    """{shard: comment} of the shard_NNNN schemas here that hold tables and
+    are not fenced by a move (shardid_fleet_moved)"""
     r = rows(conn, """
         SELECT pg_catalog.substr(n.nspname, 7)::pg_catalog.int4,
                pg_catalog.obj_description(n.oid, 'pg_namespace')
@@ -190,7 +191,10 @@ def live_shards(conn):
          WHERE n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}$'
            AND EXISTS (SELECT FROM pg_catalog.pg_class AS c
                         WHERE c.relnamespace OPERATOR(pg_catalog.=) n.oid
-                          AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[]))""")
+                          AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[]))
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_proc AS p
+                            WHERE p.pronamespace OPERATOR(pg_catalog.=) n.oid
+                              AND p.proname OPERATOR(pg_catalog.=) %s)""", (FENCE_TRIGGER_FUNCTION,))
     return {n: comment for n, comment in r if n <= MAX_SHARD}
 
 

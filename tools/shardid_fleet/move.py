@@ -10,8 +10,8 @@ import psycopg
 from psycopg import sql
 
 from .common import (
-    FINAL, FleetError, LOCK_CLASS, MAX_SHARD, NSHARDS, PROG, STEPS, kill_point, mask, out, pgerr,
-    plural, ranges, shard_schema, warn)
+    FENCE_TRIGGER_FUNCTION, FINAL, GATE_CLASS, FleetError, LOCK_CLASS, MAX_SHARD, NSHARDS, PROG, STEPS,
+    kill_point, mask, out, pgerr, plural, ranges, shard_schema, warn)
 from .fleetmap import MapLock, load_map, probe_map_writable, write_map_atomically
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, incoming_marker, one,
@@ -22,6 +22,26 @@ from .router import load_map_into_router, router_current_map, unfinished_move
 #
 # move
 #
+# The fence on the old server: a trigger function in the shard's schema,
+# fired before every write statement on each of its tables and partitions.
+# Its name marks the schema as fenced (conn.live_shards leaves it out).
+FENCE_FUNCTION = FENCE_TRIGGER_FUNCTION
+# The router's gate stays shut through the fence unless the new server's
+# clock must first catch up by more than this (milliseconds)
+GATE_MAX_CLOCK_WAIT_MS = 200
+# and after it shuts, calls already past it get this long (milliseconds) to
+# reach the old server before the fence's lock is requested
+GATE_DRAIN_MS = 30
+FENCE_FUNCTION_DDL = """
+    CREATE FUNCTION {}() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $fn$
+    BEGIN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = TG_ARGV[0], HINT = TG_ARGV[1];
+    END
+    $fn$"""
+
 
 class Move:
     """One move of a logical shard, driven from the state the router
@@ -35,6 +55,8 @@ class Move:
         self.nsp = shard_schema(self.shard)
         self.name = "shardid_%04d_%s" % (self.shard, self.token)
         self._S = self._T = None
+        self._gate = None
+        self._gate_warned = False
         self.max_wait = a.max_clock_wait
         self.lock_timeout = a.lock_timeout
         self.fence_timeout = a.fence_timeout
@@ -66,6 +88,15 @@ class Move:
         self.record(state=state)
 
     # --- what is where
+
+    def fenced_in_place(self):
+        """Whether the shard's schema on the old server carries this move's
+        fence: the trigger function that refuses every write with 40001"""
+        return bool(one(self.S, """
+            SELECT EXISTS (SELECT FROM pg_catalog.pg_proc AS p
+                            WHERE p.pronamespace OPERATOR(pg_catalog.=) %s
+                              AND p.proname OPERATOR(pg_catalog.=) %s)""",
+                        (self.source_schema_oid, FENCE_FUNCTION)))
 
     def source_schema(self):
         """(live schema oid or None, retired schema oid or None) on the old server"""
@@ -233,9 +264,19 @@ class Move:
         if live is None and retired is not None and retired == self.source_schema_oid:
             out("  6. %s was already retired on the old server" % self.nsp)
             return
+        if live == self.source_schema_oid and self.fenced_in_place():
+            out("  6. %s was already fenced on the old server" % self.nsp)
+            return
         if live != self.source_schema_oid:
             raise FleetError("schema %s on the old server is not the one this move started from" % self.nsp)
         tables = shard_tables(self.S, self.nsp)
+        # every table and partition of the schema gets the fence's trigger:
+        # a write straight into a partition fires no trigger of its parent
+        rels = [x[0] for x in rows(self.S, """
+            SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
+               AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+             ORDER BY 1""", (self.source_schema_oid,))]
         seqs = [x[0] for x in rows(self.S, """
             SELECT c.relname::pg_catalog.text FROM pg_catalog.pg_class AS c
              WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relkind OPERATOR(pg_catalog.=) 'S'
@@ -245,9 +286,10 @@ class Move:
         while True:
             attempts += 1
             try:
-                self._fence_once(tables, seqs, ext)
+                self._fence_once(tables, rels, seqs, ext)
                 return
             except (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected) as e:
+                self.gate_open()
                 if attempts >= 3:
                     raise FleetError("could not take the write fence on %s in %d attempts (%s); "
                                      "writes go on on the old server; run move --resume to try again"
@@ -255,13 +297,21 @@ class Move:
                 warn("write fence on %s not taken (%s); trying again" % (self.nsp, pgerr(e).split("\n")[0]))
                 time.sleep(1)
 
-    def _fence_once(self, tables, seqs, ext):
+    def _fence_once(self, tables, rels, seqs, ext):
         F = connect(self.source, "the old server")
         F.autocommit = False
         try:
             F.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)",
                       ("%dms" % int(self.lock_timeout * 1000),))
             t_request = time.monotonic()
+            # calls through the router wait at its gate from here until the
+            # router sends the shard to the new server
+            if self.gate_close():
+                # calls that passed the gate just before it closed get a
+                # moment to reach the old server's tables and commit there
+                # (the lock below waits for them) rather than queue behind
+                # the lock and meet the fence
+                time.sleep(GATE_DRAIN_MS / 1000)
             F.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(
                 sql.SQL(", ").join(sql.Identifier(self.nsp, t) for t in tables)))
             kill_point("fence:locked")
@@ -326,6 +376,16 @@ class Move:
             waited = 0.0
             if fence_ms is not None:
                 w0 = time.monotonic()
+                behind = one(self.T, "SELECT %s OPERATOR(pg_catalog.-) pg_catalog.floor(EXTRACT(epoch FROM "
+                                     "pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8",
+                             (fence_ms,))
+                reopened = behind >= GATE_MAX_CLOCK_WAIT_MS and self._gate is not None
+                if reopened:
+                    # a long wait: the gate opens meanwhile, so that calls for
+                    # the other shards go on; those for this shard wait for
+                    # the lock on the old server and then meet the fence
+                    # there (40001, retried)
+                    self.gate_open()
                 while one(self.T, "SELECT pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) "
                                   "OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.<=) %s",
                           (fence_ms,)):
@@ -335,17 +395,31 @@ class Move:
                                          % (self.max_wait, self.shard))
                     time.sleep(0.001)
                 waited = time.monotonic() - w0
+                if reopened:
+                    self.gate_close()
             self.record(fence_lsn=point, fence_ms=fence_ms)
-            # retire the shard on the old server: from the commit on, the
-            # old server refuses it, whatever happens next
-            F.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
-                sql.Identifier(self.nsp), sql.Identifier(self.retired_schema)))
-            kill_point("fence:renamed")
+            # fence the shard on the old server: from the commit on, every
+            # write to it there fails with 40001 (serialization_failure),
+            # which applications retry, whatever happens next.  A write
+            # waiting for the lock above goes on into that error, not into
+            # the old copy, and not into 42P01: the schema keeps its name
+            # until the router has switched and the cleanup renames it.
+            F.execute(sql.SQL(FENCE_FUNCTION_DDL).format(sql.Identifier(self.nsp, FENCE_FUNCTION)))
+            msg = ("logical shard %d is moving to another server (shardid-fleet move %s)"
+                   % (self.shard, self.token))
+            hint = "Retry the transaction: the router sends it to the shard's new server."
+            for r in rels:
+                F.execute(sql.SQL("CREATE TRIGGER {} BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {} "
+                                  "FOR EACH STATEMENT EXECUTE FUNCTION {}({}, {})").format(
+                    sql.Identifier(FENCE_FUNCTION), sql.Identifier(self.nsp, r),
+                    sql.Identifier(self.nsp, FENCE_FUNCTION), sql.Literal(msg), sql.Literal(hint)))
+            kill_point("fence:fenced")
             F.commit()
             self.fence_started = t_request
             kill_point("fence:committed")
             out("  6. writes paused; the new server caught up to %s; sequences set past the next block of 1,024; "
-                "its clock is past the last ID (%s, waited %d ms); %s retired as %s on the old server"
+                "its clock is past the last ID (%s, waited %d ms); %s fenced on the old server "
+                "(a write there fails with 40001), to be retired as %s"
                 % (point, "none" if fence_ms is None else
                    datetime.datetime.fromtimestamp(fence_ms / 1000, datetime.timezone.utc).isoformat(
                        timespec="milliseconds"),
@@ -355,9 +429,51 @@ class Move:
                 F.rollback()
             except Exception:
                 pass
+            self.gate_open()
             raise
         finally:
             F.close()
+
+    # --- the router's gate
+
+    def gate_close(self):
+        """Hold the router's gate of the cluster: every PL/Proxy call of the
+        cluster waits in plproxy.get_cluster_version until gate_open().  The
+        lock is the session's: it goes with the connection, also when the
+        tool is killed."""
+        if self._gate is not None:
+            return True
+        if not one(self.R, """
+                SELECT pg_catalog.strpos(p.prosrc, 'pg_advisory_lock_shared') OPERATOR(pg_catalog.>) 0
+                  FROM pg_catalog.pg_proc AS p
+                 WHERE p.oid OPERATOR(pg_catalog.=)
+                       pg_catalog.to_regprocedure('plproxy.get_cluster_version(pg_catalog.text)')"""):
+            if not self._gate_warned:
+                warn("the router's plproxy.get_cluster_version has no gate (made by an older shardid-fleet): "
+                     "writes on their way to the old server during the switch fail with 40001; "
+                     "run shardid-fleet router to update it")
+                self._gate_warned = True
+            return False
+        G = connect(self.R.fleet_conninfo, "the router")
+        try:
+            G.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)",
+                      ("%dms" % int(self.lock_timeout * 1000),))
+            G.execute("SELECT pg_catalog.pg_advisory_lock(%s, pg_catalog.hashtext(%s))",
+                      (GATE_CLASS, self.cluster))
+        except BaseException:
+            G.close()
+            raise
+        self._gate = G
+        self.gate_closed_at = time.monotonic()
+        return True
+
+    def gate_open(self):
+        G, self._gate = self._gate, None
+        if G is not None:
+            try:
+                G.close()
+            except Exception:
+                pass
 
     def do_switch(self):
         # The copy becomes the shard: it loses the mark of an incoming copy
@@ -386,8 +502,14 @@ class Move:
                 paused = int((time.monotonic() - self.fence_started) * 1000)
             kill_point("before:switched")
             self.record(state="switched", paused_ms=paused)
-        out("  7. router: logical shard %d now on the new server (map version %d)%s"
-            % (self.shard, new, "; writes to it were paused for %d ms" % paused if paused is not None else ""))
+        # calls waiting at the gate now read the new map
+        gated = self._gate is not None
+        if gated:
+            self.gate_open()
+            gated = int((time.monotonic() - self.gate_closed_at) * 1000)
+        out("  7. router: logical shard %d now on the new server (map version %d)%s%s"
+            % (self.shard, new, "; writes to it were paused for %d ms" % paused if paused is not None else "",
+               "; calls through the router waited at its gate for %d ms" % gated if gated is not False else ""))
 
     def drop_subscription(self):
         """The subscription on the new server and the slots on the old one"""
@@ -426,17 +548,47 @@ class Move:
     def do_cleanup(self):
         self.drop_subscription()
         self.drop_publication()
+        self.retire()
         for t in shard_tables(self.T, self.nsp):
             self.T.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(self.nsp, t)))
         dropped = False
         if self.drop_retired:
             live, retired = self.source_schema()
+            self.check_retired_name()
             if retired is not None and retired == self.source_schema_oid:
                 self.S.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(self.retired_schema)))
                 dropped = True
         out("  8. subscription, replication slot and publication dropped; %s"
             % ("%s dropped on the old server" % self.retired_schema if dropped else
                "%s kept on the old server; drop it once the move is checked" % self.retired_schema))
+
+    def retire(self):
+        """Rename the fenced schema on the old server to its retired name,
+        once every transaction there that began before this step has ended
+        (10 s at most): one that began before the router switched may still
+        be on its way to the fenced tables, and it should meet 40001 there,
+        not a missing table."""
+        live, retired = self.source_schema()
+        if live is None or live != self.source_schema_oid:
+            return
+        self.check_retired_name()
+        since = one(self.S, "SELECT pg_catalog.clock_timestamp()")
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 10 and one(self.S, """
+                SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity AS a
+                 WHERE a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
+                   AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+                   AND a.backend_type OPERATOR(pg_catalog.=) 'client backend'
+                   AND a.xact_start OPERATOR(pg_catalog.<) %s""", (since,)):
+            time.sleep(0.05)
+        self.S.execute(sql.SQL("ALTER SCHEMA {} RENAME TO {}").format(
+            sql.Identifier(self.nsp), sql.Identifier(self.retired_schema)))
+        out("     %s renamed to %s on the old server" % (self.nsp, self.retired_schema))
+
+    def check_retired_name(self):
+        want = "%s_retired_" % self.nsp
+        if not (self.retired_schema or "").startswith(want) or not self.retired_schema.endswith("_" + self.token):
+            raise FleetError("the recorded retired schema name %r is not one this move would make" % self.retired_schema)
 
     def do_map_file(self):
         fm = load_map(self.a.mapfile)
@@ -451,6 +603,12 @@ class Move:
 
     def run(self):
         """Take the steps from the recorded one to the end."""
+        try:
+            self._run()
+        finally:
+            self.gate_open()
+
+    def _run(self):
         i = STEPS.index(self.state)
         if self.state == "prepared":
             i += 1
@@ -491,7 +649,13 @@ class Move:
                              "the move can only be finished: shardid-fleet move --resume"
                              % (self.shard, self.state))
         out("abort move of logical shard %d (step %s)" % (self.shard, self.state))
-        # the old schema back in service, if it was retired
+        # the old schema back in service, if it was fenced or retired
+        if self.source_schema_oid is not None:
+            live, _ = self.source_schema()
+            if live == self.source_schema_oid and self.fenced_in_place():
+                self.S.execute(sql.SQL("DROP FUNCTION {}() CASCADE").format(
+                    sql.Identifier(self.nsp, FENCE_FUNCTION)))
+                out("  the fence on %s on the old server removed: writes go on there" % self.nsp)
         if self.retired_schema:
             live, retired = self.source_schema()
             if live is None and retired is not None and retired == self.source_schema_oid:

@@ -5,7 +5,7 @@ import os
 from psycopg import sql
 
 from .common import (
-    FLEET_SCHEMA, FleetError, LOCK_CLASS, MARKER, NSHARDS, out, plural, ranges, warn)
+    GATE_CLASS, FLEET_SCHEMA, FleetError, LOCK_CLASS, MARKER, NSHARDS, out, plural, ranges, warn)
 from .fleetmap import FleetMap, MapLock, load_map
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
@@ -71,6 +71,20 @@ PLPROXY_FUNCS = {
         DECLARE
             v pg_catalog.int4;
         BEGIN
+            -- the gate: while a move of the cluster fences and switches a
+            -- shard (tens of milliseconds), calls wait here, and then read
+            -- the new map.  Taken and given back in one expression, so no
+            -- call keeps it; the move holds it exclusively.
+            BEGIN
+                PERFORM pg_catalog.pg_advisory_lock_shared({gate}, pg_catalog.hashtext(cluster_name)),
+                        pg_catalog.pg_advisory_unlock_shared({gate}, pg_catalog.hashtext(cluster_name));
+            EXCEPTION WHEN lock_not_available THEN
+                RAISE EXCEPTION USING
+                    ERRCODE = 'serialization_failure',
+                    MESSAGE = pg_catalog.format('a logical shard of PL/Proxy cluster "%s" is being moved by shardid-fleet', cluster_name),
+                    DETAIL = 'This session''s lock_timeout ran out while the move switched the router.',
+                    HINT = 'Retry the transaction.';
+            END;
             SELECT c.version INTO v FROM shardid_fleet.cluster AS c
              WHERE c.name OPERATOR(pg_catalog.=) cluster_name;
             IF v IS NULL THEN
@@ -244,7 +258,8 @@ def router_setup_and_load(conn, cluster, ext_schema, owner_list, trusted, fm=Non
         for sig, ddl in PLPROXY_FUNCS.items():
             exists = one(conn, "SELECT pg_catalog.to_regprocedure(%s) IS NOT NULL", ("plproxy." + sig,))
             # present ones were checked above: trusted and marked as ours
-            conn.execute(ddl.format(sql.SQL("CREATE OR REPLACE" if exists else "CREATE")))
+            conn.execute(ddl.format(sql.SQL("CREATE OR REPLACE" if exists else "CREATE"),
+                                    gate=sql.Literal(GATE_CLASS)))
             conn.execute(sql.SQL("COMMENT ON FUNCTION {} IS {}").format(
                 sql.SQL("plproxy." + sig), sql.Literal(MARKER)))
 
