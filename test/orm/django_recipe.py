@@ -33,20 +33,31 @@ from django.test.utils import CaptureQueriesContext
 
 from djshop.models import Item
 
+
+def statements(captured):
+    # the SQL sent, transaction control aside (Django 4.2 with psycopg 3
+    # logs the BEGIN and COMMIT around bulk_create)
+    return [q['sql'] for q in captured
+            if q['sql'].split()[0].upper() not in ('BEGIN', 'COMMIT', 'SAVEPOINT', 'RELEASE')]
+
+
 call_command('migrate', 'djshop', verbosity=0)
 print('django_version=%s' % django.get_version())
 
 # One insert: one statement, the key read back by its RETURNING.
 with CaptureQueriesContext(connection) as insert:
     item = Item.objects.create(name='first')
-print('create_statements=%d' % len(insert.captured_queries))
-print('create_returning=%d' % ('RETURNING' in insert.captured_queries[0]['sql']))
+sent = statements(insert.captured_queries)
+print('create_statements=%d' % len(sent))
+print('create_returning=%d' % ('RETURNING' in sent[0]))
 print('id=%d' % item.id)
 
 # bulk_create: one statement for all rows, every key read back.
 with CaptureQueriesContext(connection) as bulk:
     items = Item.objects.bulk_create([Item(name='bulk%d' % i) for i in range(3)])
-print('bulk_statements=%d' % len(bulk.captured_queries))
+sent = statements(bulk.captured_queries)
+print('bulk_statements=%d' % len(sent))
+print('bulk_returning=%d' % ('RETURNING' in sent[0]))
 print('bulk_ids=%s' % ','.join(str(i.id) for i in items))
 
 # JSON out: the key as a string.
