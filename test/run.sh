@@ -14,7 +14,8 @@
 # it needs and says which (the server and its headers, the build tools,
 # and the test tools: see the list below).  The third-party extensions the
 # TAP tests use (PL/Proxy, and pg_partman on 15) are not installed: their
-# .debs are unpacked into the private copy only.
+# .debs are unpacked into the private copy only, and node-postgres, from
+# the npm registry, into the test directory only.
 #
 # PostgreSQL major version: PG_MAJOR (default: the newest server installed,
 # else the Debian release's own: 15 on Debian 12, 17 on 13, 18 on forky;
@@ -42,6 +43,11 @@ done
 echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
 	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev
+# ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
+# psycopg2, Node.js and npm (a nodejs that ships its own npm, as
+# NodeSource's does, conflicts with Debian's npm package: keep that one)
+install_packages python3-django python3-sqlalchemy python3-psycopg2 nodejs
+command -v npm >/dev/null || install_packages npm
 
 # Each suite adds how many of its tests passed and failed; a suite that
 # fails without saying which test failed counts as one failed test.
@@ -119,6 +125,30 @@ run_tap() {
 	as_owner make -s -C "$work/src-tree" tapcheck \
 		PG_CONFIG="$PG_CONFIG" PROVE_TESTS="$tests" PROVE_FLAGS="--timer"
 }
+# ---- ORM recipes: node-postgres for test/t/100_orm.pl --------------------
+# pg from the npm registry, installed (as root, if root) into $work, which
+# the cluster owner may read; SHARDID_NODE_MODULES tells the test where.
+# If npm cannot install it, the test's node-postgres checks fail: they are
+# never skipped.
+orm_node_modules() {
+	local dir=$work/orm-npm
+	mkdir -p "$dir"
+	if ! npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error \
+		pg@8 >"$work/orm-npm.log" 2>&1; then
+		cat "$work/orm-npm.log" >&2
+		echo "npm install pg failed (above): test/t/100_orm.pl will fail" >&2
+	fi
+	chmod -R a+rX "$dir"
+	echo "node-postgres for test/t/100_orm.pl: pg" \
+		"$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$dir/node_modules/pg/package.json" 2>/dev/null)" \
+		"in $dir/node_modules"
+	export SHARDID_NODE_MODULES=$dir/node_modules
+}
+if [ $skip_tap = 0 ] && { [ -z "$tap_tests" ] || [[ $tap_tests == *100_orm* ]]; }; then
+	orm_node_modules
+fi
+# ---- end of ORM recipes ----------------------------------------------------
+
 if [ $skip_tap = 0 ]; then
 	rc=0
 	run_tap || rc=$?
