@@ -199,6 +199,12 @@ is( $data[1]->safe_psql('postgres', qq{
 my $retired = $data[0]->safe_psql('postgres',
 	q{SELECT nspname FROM pg_namespace WHERE nspname LIKE 'shard_0005_retired_%'});
 like($retired, qr/^shard_0005_retired_\d+_[0-9a-f]+$/, 'server 1 keeps the retired copy');
+# the retired copy keeps the fence: a write straight into it fails, retryably
+my ($rc_ret, $out_ret, $err_ret) = $data[0]->psql('postgres', qq{
+	\\set VERBOSITY verbose
+	INSERT INTO "$retired".posts (user_id, body) VALUES ($moved, 'into the retired copy')});
+like($err_ret, qr/40001: logical shard 5 is moving to another server \(shardid-fleet move [0-9a-f]+\)/,
+	'a write into the retired copy fails with 40001, naming the move');
 # Server 2 holds the retired rows, unchanged, and above them (in ID, which
 # is to say in time) only the rows it made itself.
 my ($n_retired, $max_retired, $md5_retired) = split /\|/, $data[0]->safe_psql('postgres', qq{
