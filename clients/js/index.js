@@ -261,7 +261,7 @@ export class PublicIds {
       throw new TypeError('the keys are a string: "VERSION:HEX32, ..."');
     }
     const text = keys ?? '';
-    if (text.trim() === '') return;
+    if (text.replace(/[ \t\n\r]/g, '') === '') return;
     text.split(',').forEach((raw, idx) => {
       const n = idx + 1;
       const item = raw.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, '');

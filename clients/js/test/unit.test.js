@@ -97,7 +97,7 @@ test('public IDs: form, round trips, rotation', () => {
 test('public IDs: bad key lists are 55000 and never show the key; no keys is 55000', () => {
   const key = '000102030405060708090a0b0c0d0e0f';
   for (const bad of [`64:${key}`, `-1:${key}`, `1:${key}, 1:${key}`, `1:${key.slice(1)}`, `1:${key}0`,
-    `1:${key.replace('0', 'g')}`, `1 ${key}`, `1:${key},`, `x:${key}`, `1:${key}, ,2:${key}`, `100:${key}`]) {
+    `1:${key.replace('0', 'g')}`, `1 ${key}`, `1:${key},`, `x:${key}`, `1:${key}, ,2:${key}`, `100:${key}`, '\u00a0']) {
     assert.throws(() => new PublicIds(bad), (e) => e.sqlstate === '55000' && !e.message.includes(key.slice(4)), bad);
   }
   assert.deepEqual(new PublicIds(` 0:${key} ,\t63:${key.toUpperCase()} `).fingerprints().map((f) => f.version), [0, 63]);

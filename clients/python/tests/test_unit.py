@@ -105,7 +105,7 @@ class Public(unittest.TestCase):
         key = "000102030405060708090a0b0c0d0e0f"
         for bad in (f"64:{key}", f"-1:{key}", f"1:{key}, 1:{key}", f"1:{key[1:]}", f"1:{key}0",
                     f"1:{key.replace('0', 'g', 1)}", f"1 {key}", f"1:{key},", f"x:{key}",
-                    f"1:{key}, ,2:{key}", f"100:{key}", f"\u0661:{key}"):
+                    f"1:{key}, ,2:{key}", f"100:{key}", f"\u0661:{key}", "\u00a0"):
             with self.subTest(bad=bad):
                 with self.assertRaises(ShardidError) as cm:
                     PublicIds(bad)
