@@ -6,6 +6,8 @@
 #   unit      the pure codec and rule in C (test/unit)
 #   regress   pg_regress suites in sql/ and expected/
 #   isolation isolation specs in specs/
+#   clients   the JS and Python client libraries in clients/ (unit tests,
+#             test vectors, npm pack, wheel and sdist)
 #   tap       TAP tests in test/t (each starts the servers it needs)
 # Exits non-zero if anything fails; prints regression.diffs when pg_regress
 # or the isolation tester fails.  Stops every server it started.
@@ -117,6 +119,81 @@ run_regress 2>&1 | tee "$log" || rc=$?
 count "regress and isolation" $rc \
 	"$(grep -Ec '^(test .* \.\.\. ok|ok [0-9]+ )' "$log")" \
 	"$(grep -Ec '^(test .* \.\.\. (FAILED|failed)|not ok [0-9]+ )' "$log")"
+
+# ---- client libraries (clients/js, clients/python) --------------------
+# Their unit tests and every vector of test/vectors/vectors.json (which
+# test/t/096_vectors.pl checks against the extension), the npm package's
+# file list, and the Python wheel and sdist, built offline from Debian's
+# build packages.  Runs in the copy of the tree; installs what it needs:
+# nodejs and npm unless their commands are already there (a NodeSource
+# nodejs carries its own npm, which Debian's npm package would clash with).
+run_clients() {
+	local dir=$work/src-tree/clients out=$work/clients p=0 f=0 n rc wanted got wheel sdist
+	local pkgs=()
+	command -v node >/dev/null || pkgs+=(nodejs)
+	command -v npm >/dev/null || pkgs+=(npm)
+	install_packages "${pkgs[@]}" python3-build python3-setuptools python3-wheel || return 1
+	mkdir -p "$out"
+	echo "node $(node --version), npm $(npm --version), $(/usr/bin/python3 --version)"
+
+	# JavaScript: node --test (TAP: "# pass N", "# fail N")
+	rc=0
+	(cd "$dir/js" && node --test --test-reporter=tap) >"$out/js.log" 2>&1 || rc=$?
+	grep -E '^not ok|^# (pass|fail) ' "$out/js.log" || true
+	[ $rc -ne 0 ] && grep -A15 '^not ok' "$out/js.log" | head -60
+	n=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$out/js.log" | tail -n 1); p=$((p + ${n:-0}))
+	n=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$out/js.log" | tail -n 1); f=$((f + ${n:-0}))
+	[ $rc -ne 0 ] && [ "${n:-0}" -eq 0 ] && f=$((f + 1))
+
+	# the npm package holds exactly these files
+	wanted="README.md index.d.ts index.js package.json"
+	got=$(cd "$dir/js" && npm_config_update_notifier=false npm pack --dry-run --json 2>"$out/npm.log" |
+		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[0].files.map(x=>x.path).sort().join(" ")))') || got="npm pack failed: $(cat "$out/npm.log")"
+	if [ "$got" = "$wanted" ]; then
+		echo "ok - npm pack: $got"; p=$((p + 1))
+	else
+		echo "not ok - npm pack: $got (wanted $wanted)"; f=$((f + 1))
+	fi
+
+	# Python: unittest ("Ran N tests", "FAILED (failures=A, errors=B)")
+	rc=0
+	/usr/bin/python3 -m unittest discover -s "$dir/python/tests" >"$out/py.log" 2>&1 || rc=$?
+	tail -n 3 "$out/py.log"
+	[ $rc -ne 0 ] && cat "$out/py.log"
+	n=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$out/py.log")
+	got=$(( $(sed -n 's/^FAILED (\(.*\))$/\1/p' "$out/py.log" | grep -oE '(failures|errors)=[0-9]+' |
+		sed 's/.*=//' | paste -sd+ -)+0 ))
+	n=$((${n:-0} - got)); p=$((p + (n > 0 ? n : 0))); f=$((f + got))
+	[ $rc -ne 0 ] && [ "$got" -eq 0 ] && f=$((f + 1))
+
+	# the wheel and the sdist build offline; the wheel imports and works
+	rc=0
+	(cd "$dir/python" && /usr/bin/python3 -m build --no-isolation --outdir "$out/dist" .) >"$out/build.log" 2>&1 || rc=$?
+	wheel=$(ls "$out"/dist/shardid-*-py3-none-any.whl 2>/dev/null || true)
+	sdist=$(ls "$out"/dist/shardid-*.tar.gz 2>/dev/null || true)
+	# (from $out: the tree's top directory holds the extension's shardid.so)
+	if [ $rc -eq 0 ] && [ -n "$wheel" ] && (cd "$out" && PYTHONPATH=$wheel /usr/bin/python3 -c '
+import shardid, sys
+assert shardid.__file__.startswith(sys.argv[1]), shardid.__file__
+assert shardid.to_shortcode(4185136929178974185) == "DoUl90AFPfp"' "$wheel"); then
+		echo "ok - python wheel: $(basename "$wheel")"; p=$((p + 1))
+	else
+		cat "$out/build.log"; echo "not ok - python wheel"; f=$((f + 1))
+	fi
+	got=$( [ -n "$sdist" ] && tar tzf "$sdist" | sed 's,^[^/]*/,,' | grep -E '^(README\.md|pyproject\.toml|shardid/.*\.py)$' | sort | tr '\n' ' ')
+	if [ "$got" = "README.md pyproject.toml shardid/__init__.py shardid/_codec.py shardid/_errors.py shardid/_json.py shardid/_public.py " ]; then
+		echo "ok - python sdist: $(basename "$sdist")"; p=$((p + 1))
+	else
+		echo "not ok - python sdist: $got"; f=$((f + 1))
+	fi
+	echo "clients: $p passed, $f failed"
+	[ $f -eq 0 ]
+}
+rc=0
+run_clients 2>&1 | tee "$log" || rc=$?
+read -r p f < <(sed -n 's/^clients: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+count clients $rc "${p:-0}" "${f:-0}"
+# ---- end of client libraries ------------------------------------------
 
 # TAP: every test's "ok" or "not ok" is in its script's log; a "not ok"
 # marked TODO is a known limit that prove passes, not a failure
