@@ -20,7 +20,8 @@
  * emit_log_hook below rewrites that one message to leave the value out.
  *
  * Each backend parses the list, and expands the keys, once for each value
- * the setting takes: the assign hook marks the parse stale.
+ * the setting takes: the assign hook marks the parse stale, and the next
+ * use parses the text again if it differs from the one parsed.
  *
  * src/public_id.c
  *
@@ -50,8 +51,12 @@ PG_FUNCTION_INFO_V1(shardid_public_keys);
 /* The setting's value, as the GUC machinery keeps it. */
 static char *public_id_keys = NULL;
 
-/* This backend's parse of it, valid unless keys_stale. */
+/*
+ * This backend's parse of it, of the text keys_parsed_text; checked
+ * again when keys_stale.
+ */
 static bool keys_stale = true;
+static char *keys_parsed_text = NULL;
 static ShardidPubidKeys *keys_parsed = NULL;
 static ShardidKeysStatus keys_status = SHARDID_KEYS_OK;
 static int	keys_bad_entry = 0;
@@ -116,8 +121,20 @@ configured_keys(void)
 	}
 	if (keys_stale)
 	{
-		keys_status = shardid_pubid_keys_parse(public_id_keys ? public_id_keys : "",
-											   keys_parsed, &keys_bad_entry);
+		const char *text = public_id_keys ? public_id_keys : "";
+
+		/* a reload assigns every setting again: parse only a new text */
+		if (keys_parsed_text == NULL || strcmp(keys_parsed_text, text) != 0)
+		{
+			if (keys_parsed_text != NULL)
+			{
+				explicit_bzero(keys_parsed_text, strlen(keys_parsed_text));
+				pfree(keys_parsed_text);
+				keys_parsed_text = NULL;
+			}
+			keys_status = shardid_pubid_keys_parse(text, keys_parsed, &keys_bad_entry);
+			keys_parsed_text = MemoryContextStrdup(TopMemoryContext, text);
+		}
 		keys_stale = false;
 	}
 

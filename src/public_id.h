@@ -10,8 +10,10 @@
 #ifndef SHARDID_PUBLIC_ID_H
 #define SHARDID_PUBLIC_ID_H
 
-/* Define shardid.public_id_keys; from _PG_init, before the prefix is
- * reserved. */
+/*
+ * Define shardid.public_id_keys and the log hook that keeps its value out
+ * of the log; from _PG_init, before the prefix is reserved.
+ */
 extern void shardid_public_id_define(void);
 
 #endif							/* SHARDID_PUBLIC_ID_H */

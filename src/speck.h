@@ -35,8 +35,10 @@
 #define SHARDID_PUBID_DIGITS	11
 #define SHARDID_PUBID_LEN		(1 + SHARDID_PUBID_DIGITS)
 
-/* "shardid0" read as a big-endian 64-bit value: a key's fingerprint is its
- * encryption. */
+/*
+ * "shardid0" read as a big-endian 64-bit value: a key's fingerprint is its
+ * encryption.
+ */
 #define SHARDID_SPECK_FINGERPRINT_BLOCK UINT64_C(0x7368617264696430)
 
 /* The expanded key: the 27 round keys. */
