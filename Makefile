@@ -8,9 +8,11 @@ OBJS = \
 	src/fence.o \
 	src/floor.o \
 	src/guard.o \
+	src/public_id.o \
 	src/report.o \
 	src/shardid.o \
 	src/shmem.o \
+	src/speck.o \
 	src/state.o \
 	src/stats.o
 PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
@@ -21,7 +23,7 @@ EXTENSION = shardid
 DATA = shardid--1.0.sql shardid--1.0--1.1.sql shardid--1.1--1.2.sql
 DATA_built = shardid--1.2.sql
 
-REGRESS = setup codec errors shortcode markings next properties provision adopt partitions
+REGRESS = setup codec errors shortcode markings next properties provision adopt partitions public
 REGRESS_OPTS = --load-extension=shardid
 ISOLATION = concurrent drop
 ISOLATION_OPTS = --load-extension=shardid

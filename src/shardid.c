@@ -41,6 +41,7 @@
 #include "compat.h"
 #include "fence.h"
 #include "guard.h"
+#include "public_id.h"
 #include "report.h"
 
 PG_MODULE_MAGIC;
@@ -68,6 +69,8 @@ void		_PG_init(void);
 void
 _PG_init(void)
 {
+	/* before shardid_guard_define, which reserves the prefix */
+	shardid_public_id_define();
 	shardid_guard_define();
 	CacheRegisterRelcacheCallback(checked_sequences_invalidate, (Datum) 0);
 	RegisterXactCallback(checked_sequences_xact, NULL);

@@ -100,8 +100,11 @@ rc=0
 make -s -C test/unit fuzz FUZZ_SECONDS=20 || rc=$?
 count fuzz $rc $((rc == 0)) $((rc != 0))
 
+# The regress server has the spec's two test keys of public IDs
+# (sql/public.sql): a PGC_SIGHUP setting, so in its configuration file.
+public_id_test_keys="shardid.public_id_keys = '1:000102030405060708090a0b0c0d0e0f, 2:0f0e0d0c0b0a09080706050403020100'"
 run_regress() {
-	cluster_start "$work/data" || return 1
+	cluster_start "$work/data" "" "$public_id_test_keys" || return 1
 	local rc=0
 	as_owner env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER=postgres \
 		make -s -C "$work/src-tree" installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || rc=$?

@@ -14,6 +14,8 @@
 #include "codec.h"
 #include "rule.h"
 
+int			test_speck(int *failed);	/* test_speck.c */
+
 static int	passed;
 static int	failed;
 
@@ -301,6 +303,7 @@ main(void)
 	test_rule_cycle(4);
 	test_rule_cycle(1024);
 	test_rule_cycle(1500);
+	passed += test_speck(&failed);
 
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
