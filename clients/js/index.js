@@ -288,7 +288,7 @@ export class PublicIds {
     this.#requireKeys();
     if (version === undefined || version === null) return this.#newest;
     if (!Number.isInteger(version)) throw new TypeError(`a key version is an integer, not ${version}`);
-    if (!this.#keys.has(version)) throw new ShardidError('22P02', `key version ${version} is not configured`);
+    if (!this.#keys.has(version)) throw new ShardidError('22023', `key version ${version} is not configured`);
     return version;
   }
 

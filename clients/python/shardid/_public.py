@@ -133,7 +133,7 @@ class PublicIds:
         if not _is_int(version):
             raise TypeError(f"a key version is an int, not {type(version).__name__}")
         if version not in self._keys:
-            raise ShardidError("22P02", f"key version {version} is not configured")
+            raise ShardidError("22023", f"key version {version} is not configured")
         return version
 
     def to_public_bigint(self, id, version=None):
