@@ -13,6 +13,14 @@
 #     in output; backslashes in connection strings; all 8,192 shards
 #     provisioned under the default max_locks_per_transaction
 #
+# and of the second review (the section "Second review" at the end):
+#
+#  R2.1  a router database whose owner sets role for every session, a
+#        trigger on shardid_fleet.moves, and a tampered state row of a move
+#  R2.3  the template and API files run with a function of another role on
+#        their search_path (public.now(), and an overload that wins over
+#        pg_catalog's)
+#
 # mallory is an ordinary role with CREATE on every database.  Before the
 # tool first runs she plants, in a schema named after the operator's role
 # (first on the default search_path, after pg_catalog), functions and
@@ -406,5 +414,176 @@ if ($ENV{SHARDID_LONG_TESTS})
 	note 'the rerun took ' . (time - $t0) . ' s';
 }
 
-$_->stop for @all, $big;
+#
+# Second review, finding 1: the database owner sets role for the router's
+# sessions; then a trigger on shardid_fleet.moves; then a state row that
+# names a schema of its choosing.
+#
+$router->safe_psql('postgres', q{CREATE DATABASE router3 OWNER mallory;});
+$router->safe_psql('router3', q{SET ROLE mallory; ALTER DATABASE router3 SET role = mallory;});
+my $router3 = connstr($router, 'router3') . " password=$secret";
+($ok, $out, $err) = run_tool('router', $mapfile, $router3);
+ok(!$ok, 'R2.1: router refuses a router database that sets role for its sessions');
+like($err, qr/refusing the session on router ".*it runs as role "mallory", not as "\Q$operator\E", the role it logged in as/,
+	'R2.1: naming the role it would run as');
+($ok, $out, $err) = run_tool('status', $mapfile, $router3);
+ok(!$ok, 'R2.1: status refuses it too');
+like($err, qr/it runs as role "mallory"/, 'R2.1: saying why');
+is( $router->safe_psql('router3', q{
+		SELECT (SELECT count(*) FROM pg_namespace WHERE nspname IN ('shardid_fleet', 'plproxy'))
+		     + (SELECT count(*) FROM pg_extension WHERE extname IN ('plproxy', 'shardid'))}),
+	'0', 'R2.1: nothing was created there');
+# without the setting, in a schema of the operator's (public is mallory's,
+# through pg_database_owner), the router is the operator's
+$router->safe_psql('router3', q{ALTER DATABASE router3 RESET role;});
+$router->safe_psql('router3', q{CREATE SCHEMA fleet_ext});
+($ok, $out, $err) = run_tool('router', '--extension-schema', 'fleet_ext', $mapfile, $router3);
+ok($ok, 'R2.1: router sets router3 up once the setting is gone') or diag $err;
+is( $router->safe_psql('router3', q{
+		SELECT (SELECT count(*) FROM pg_namespace WHERE nspname IN ('shardid_fleet', 'plproxy')
+		          AND nspowner = 'mallory'::regrole)
+		     + (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		         WHERE n.nspname IN ('shardid_fleet', 'plproxy') AND c.relowner = 'mallory'::regrole)
+		     + (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+		         WHERE n.nspname IN ('shardid_fleet', 'plproxy') AND p.proowner = 'mallory'::regrole)}),
+	'0', 'R2.1: nothing of the tool in router3 is mallory\'s');
+is($router->safe_psql('router3', q{SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'shardid_fleet.moves'::regclass}),
+	$operator, 'R2.1: shardid_fleet.moves is the operator\'s');
+
+# a move through router3, stopped halfway
+($ok, $out, $err) = run_tool({ SHARDID_FLEET_KILL_AT => 'after:subscription' }, 'move', $mapfile, $router3, 9, $conn[1]);
+ok(!$ok, 'R2.1: a move of shard 9 through router3 is stopped halfway');
+is($router->safe_psql('router3', q{SELECT state FROM shardid_fleet.moves WHERE shard = 9}), 'subscription',
+	'R2.1: at step subscription');
+# mallory, let to add triggers to shardid_fleet.moves, adds one that makes
+# her a superuser when the operator's session writes a row
+$router->safe_psql('router3', q{
+	GRANT USAGE ON SCHEMA shardid_fleet TO mallory;
+	GRANT TRIGGER ON shardid_fleet.moves TO mallory;
+	SET ROLE mallory;
+	CREATE SCHEMA m;
+	CREATE FUNCTION m.trg() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+	  IF current_user <> 'mallory' THEN ALTER ROLE mallory SUPERUSER; END IF;
+	  RETURN NEW;
+	END $$;
+	CREATE TRIGGER pwn BEFORE INSERT OR UPDATE ON shardid_fleet.moves FOR EACH ROW EXECUTE FUNCTION m.trg();});
+for my $args ([ '--resume', '--drop' ], [ '--abort' ], [ 10, $conn[1] ])
+{
+	($ok, $out, $err) = run_tool('move', grep({ /^--/ } @$args), $mapfile, $router3, grep({ !/^--/ } @$args));
+	ok(!$ok, "R2.1: move @$args refuses a router with a trigger on shardid_fleet.moves");
+	like($err, qr/has objects that shardid-fleet will not take as its own; nothing was changed:\n  trigger pwn on shardid_fleet\.moves/,
+		"R2.1: move @$args names the trigger");
+}
+($ok, $out, $err) = run_tool('status', $mapfile, $router3);
+like($err, qr/trigger pwn on shardid_fleet\.moves/, 'R2.1: so does status');
+($ok, $out, $err) = run_tool('router', '--extension-schema', 'fleet_ext', $mapfile, $router3);
+like($err, qr/trigger pwn on shardid_fleet\.moves/, 'R2.1: and router');
+is($router->safe_psql('router3', q{SELECT state || ',' || drop_retired FROM shardid_fleet.moves WHERE shard = 9}),
+	'subscription,false', 'R2.1: the move was left as it was');
+is(mallory_is_superuser(), 'f,f,f,f', 'R2.1: mallory is not a superuser anywhere');
+$router->safe_psql('router3', q{DROP TRIGGER pwn ON shardid_fleet.moves; REVOKE TRIGGER ON shardid_fleet.moves FROM mallory;
+	REVOKE USAGE ON SCHEMA shardid_fleet FROM mallory;});
+
+# a state row that names another schema to retire, and drop
+$data[0]->safe_psql('postgres', q{CREATE SCHEMA victim; CREATE TABLE victim.keep (x int); INSERT INTO victim.keep VALUES (1);});
+my $victim = $data[0]->safe_psql('postgres', q{SELECT 'victim'::regnamespace::oid});
+my ($soid, $token) = split /\|/, $router->safe_psql('router3', q{SELECT source_schema_oid, token FROM shardid_fleet.moves WHERE shard = 9});
+$router->safe_psql('router3', qq{UPDATE shardid_fleet.moves SET retired_schema = 'victim', source_schema_oid = $victim WHERE shard = 9});
+($ok, $out, $err) = run_tool('move', '--resume', '--drop', $mapfile, $router3);
+ok(!$ok, 'R2.1: move --resume --drop refuses a state row whose retired_schema names another schema');
+like($err, qr/refusing the move recorded in shardid_fleet\.moves \(id \d+\): retired_schema "victim" is not the name this move retires shard_0009 under \(shard_0009_retired_YYYYMMDDHHMMSS_$token\); nothing was done/,
+	'R2.1: naming the field');
+$router->safe_psql('router3', qq{UPDATE shardid_fleet.moves SET state = 'fence', retired_schema = 'shard_0009_retired_20260101000000_$token' WHERE shard = 9});
+($ok, $out, $err) = run_tool('move', '--resume', '--drop', $mapfile, $router3);
+ok(!$ok, 'R2.1: and one whose source_schema_oid names another schema');
+like($err, qr/\(id \d+\): source_schema_oid names schema "victim" on the old server, not shard_0009 or shard_0009_retired_20260101000000_$token; nothing was done/,
+	'R2.1: naming the field');
+$router->safe_psql('router3', qq{UPDATE shardid_fleet.moves SET state = 'subscription', retired_schema = 'public', source_schema_oid = $soid WHERE shard = 9});
+($ok, $out, $err) = run_tool('move', '--abort', $mapfile, $router3);
+ok(!$ok, 'R2.1: move --abort refuses a retired_schema of public');
+like($err, qr/retired_schema "public" is not the name/, 'R2.1: naming the field');
+is($router->safe_psql('router3', q{SELECT state || ',' || drop_retired FROM shardid_fleet.moves WHERE shard = 9}),
+	'subscription,false', 'R2.1: the move was left as it was');
+is($data[0]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname IN ('victim', 'public', 'shard_0009')}),
+	'3', 'R2.1: schemas victim, public and shard_0009 are still there');
+is($data[0]->safe_psql('postgres', q{SELECT count(*) FROM victim.keep}), '1', 'R2.1: with their rows');
+$router->safe_psql('router3', q{UPDATE shardid_fleet.moves SET retired_schema = NULL WHERE shard = 9});
+($ok, $out, $err) = run_tool('move', '--abort', $mapfile, $router3);
+ok($ok, 'R2.1: the row as the tool wrote it is aborted') or diag $err;
+is(fleet_objects($data[0]) + fleet_objects($data[1]), 0, 'R2.1: nothing of the move is left on the servers');
+is(mallory_is_superuser(), 'f,f,f,f', 'R2.1: mallory is not a superuser anywhere');
+
+#
+# Second review, finding 3: mallory, while she had CREATE on public, left
+# public.now() and public.lower(varchar) there; the template calls now()
+# and lower() on a varchar column, where hers is the better match even
+# behind pg_catalog.
+#
+my $d4 = fleet_node('data4');
+$d4->start;
+$d4->safe_psql('postgres', q{
+	CREATE EXTENSION shardid;
+	CREATE ROLE mallory LOGIN;
+	GRANT CREATE ON SCHEMA public TO mallory;
+	SET ROLE mallory;
+	CREATE FUNCTION public.now() RETURNS timestamptz LANGUAGE plpgsql AS $$
+	BEGIN
+	  IF current_user <> 'mallory' THEN ALTER ROLE mallory SUPERUSER; END IF;
+	  RETURN pg_catalog.now();
+	END $$;
+	CREATE FUNCTION public.lower(varchar) RETURNS text LANGUAGE plpgsql AS $$
+	BEGIN
+	  IF current_user <> 'mallory' THEN ALTER ROLE mallory SUPERUSER; END IF;
+	  RETURN pg_catalog.lower($1::text);
+	END $$;
+	RESET ROLE;
+	REVOKE CREATE ON SCHEMA public FROM mallory;});
+write_map("$dir/d4.map", "provision 0 3\n0 8191 " . connstr($d4) . "\n");
+write_map("$dir/d4-template.sql", q{
+CREATE TABLE posts (
+	id bigint PRIMARY KEY,
+	tag varchar NOT NULL CHECK (lower(tag) <> ''),
+	posted_at timestamptz NOT NULL DEFAULT now()
+);
+});
+($ok, $out, $err) = run_tool('check', "$dir/d4.map");
+ok(!$ok, 'R2.3: check reports the functions mallory left in public');
+like($out, qr/problem: schema "public", on the search_path of the template and API files, holds function public\.lower\(character varying\) \(owned by role "mallory"\)/,
+	'R2.3: check names her lower(varchar) and its owner');
+like($out, qr/problem: schema "public", on the search_path of the template and API files, holds function public\.now\(\) \(owned by role "mallory"\)/,
+	'R2.3: and her now()');
+($ok, $out, $err) = run_tool('apply', "$dir/d4.map", "$dir/d4-template.sql");
+ok(!$ok, 'R2.3: apply refuses to run the template');
+like($err, qr/refusing to run template ".*d4-template\.sql" on ".*": schema "public" on its search_path holds objects of roles that shardid-fleet does not trust; nothing of it was run:\n  function public\.lower\(character varying\) \(owned by role "mallory"\)\n  function public\.now\(\) \(owned by role "mallory"\)/,
+	'R2.3: naming both functions and their owner');
+is($d4->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname ~ '^shard_|^shardid_template$'}),
+	'0', 'R2.3: nothing was provisioned');
+$d4->safe_psql('postgres', q{DROP FUNCTION public.now(), public.lower(varchar);});
+($ok, $out, $err) = run_tool('check', "$dir/d4.map");
+ok($ok, 'R2.3: check passes once the operator has dropped them') or diag $out;
+($ok, $out, $err) = run_tool('apply', "$dir/d4.map", "$dir/d4-template.sql");
+ok($ok, 'R2.3: and apply provisions the shards') or diag $err;
+# pg_catalog's functions are pinned: no pg_depend row names them
+is( $d4->safe_psql('postgres', q{
+		SELECT (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+		          JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+		         WHERE d.adrelid = 'shard_0003.posts'::regclass AND a.attname = 'posted_at')
+		    || ' | ' || (SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+		                  WHERE c.conrelid = 'shard_0003.posts'::regclass AND c.contype = 'c')
+		    || ' | ' || (SELECT count(*) FROM pg_depend d JOIN pg_proc p ON p.oid = d.refobjid
+		                  WHERE d.refclassid = 'pg_proc'::regclass AND p.proname IN ('now', 'lower')
+		                    AND ((d.classid = 'pg_attrdef'::regclass
+		                          AND d.objid IN (SELECT oid FROM pg_attrdef WHERE adrelid = 'shard_0003.posts'::regclass))
+		                      OR (d.classid = 'pg_constraint'::regclass
+		                          AND d.objid IN (SELECT oid FROM pg_constraint WHERE conrelid = 'shard_0003.posts'::regclass))))}),
+	q{now() | CHECK ((lower((tag)::text) <> ''::text)) | 0},
+	'R2.3: the shard tables\' default and check call pg_catalog.now() and pg_catalog.lower(text)');
+$d4->safe_psql('postgres', q{INSERT INTO shard_0003.posts (tag) VALUES ('A')});
+is($d4->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}), 'f',
+	'R2.3: mallory is not a superuser after the operator\'s insert');
+is(mallory_is_superuser(), 'f,f,f,f', 'R2.3: nor anywhere else');
+is($leaks, 0, 'second review: no run of the tool printed the password');
+
+$_->stop for @all, $big, $d4;
 done_testing();

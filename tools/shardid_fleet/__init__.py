@@ -43,9 +43,11 @@ taken, so a move stopped at any point is finished with --resume or undone
 with --abort (until the router has switched).
 
 Every statement is parameterized or composed with psycopg.sql; every
-session runs with search_path = pg_catalog, pg_temp.  Passwords never go on
-a command line (pg_dump and psql get PGPASSWORD in their environment), and
-password= is masked in everything printed.
+session runs with search_path = pg_catalog, pg_temp, as the role it logged
+in as (a session that a setting of role makes another is refused), and
+trusts only that role's objects, superusers' and --owner's.  Passwords
+never go on a command line (pg_dump and psql get PGPASSWORD in their
+environment), and password= is masked in everything printed.
 
 Needs Python 3 and psycopg 3 (Debian: python3-psycopg), and pg_dump and psql
 (taken from PG_BINDIR if set, else from PATH).  Data servers need shardid in

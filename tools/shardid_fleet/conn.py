@@ -33,9 +33,72 @@ def connect(conninfo, what="server"):
     except psycopg.Error as e:
         raise FleetError('cannot connect to %s "%s": %s' % (what, conninfo, str(e).strip()))
     conn.add_notice_handler(lambda diag: None)
-    conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)")
     conn.fleet_conninfo = conninfo
+    try:
+        _session_settings(conn, what)
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+# What the tool's sessions rely on.  A database's owner can set any of these
+# for every session (ALTER DATABASE ... SET), and a role's for its own
+# (ALTER ROLE ... SET); the tool sets them back right after connecting.
+# (RESET and SET ... TO DEFAULT would go back to those settings.)
+SESSION_SETTINGS = [
+    ("search_path", "pg_catalog, pg_temp"),
+    ("default_transaction_read_only", "off"),
+    ("default_transaction_isolation", "read committed"),
+    ("default_transaction_deferrable", "off"),
+    ("statement_timeout", "0"),
+    ("lock_timeout", "0"),
+    ("idle_in_transaction_session_timeout", "0"),
+    ("idle_session_timeout", "0"),
+    ("check_function_bodies", "on"),
+    ("row_security", "off"),
+    ("standard_conforming_strings", "on"),
+    ("transform_null_equals", "off"),
+    ("quote_all_identifiers", "off"),
+    ("default_tablespace", ""),
+    ("temp_tablespaces", ""),
+    ("default_table_access_method", "heap"),
+]
+
+
+def _session_settings(conn, what):
+    """Refuse a session that runs as another role than the one it logged in
+    as, and set what the tool relies on."""
+    session_user, current_user, srr = conn.execute(
+        "SELECT SESSION_USER::pg_catalog.text, CURRENT_USER::pg_catalog.text, "
+        "pg_catalog.current_setting('session_replication_role')").fetchone()
+    where = conn.fleet_conninfo
+    if session_user != conn.info.user:
+        raise FleetError('refusing the session on %s "%s": it runs as role "%s", not as "%s", '
+                         "the role it connected as" % (what, where, session_user, conn.info.user))
+    if current_user != session_user:
+        # A setting of role (ALTER DATABASE ... SET role, or ALTER ROLE ...
+        # IN DATABASE ... SET role) would have every statement of the tool
+        # run as that role: what it creates would be that role's, and the
+        # tool would trust that role's objects as its own.  RESET ROLE would
+        # go back to the setting; the session is refused instead.
+        raise FleetError('refusing the session on %s "%s": it runs as role "%s", not as "%s", '
+                         "the role it logged in as (a setting of parameter role for the database "
+                         "or the role); nothing was done there" % (what, where, current_user, session_user)
+                         + "\nHINT: Look at ALTER DATABASE ... RESET role and ALTER ROLE ... IN DATABASE ... "
+                           "RESET role; the settings are in pg_db_role_setting.")
+    conn.execute("SELECT pg_catalog.count(pg_catalog.set_config(s.name, s.value, false)) "
+                 "FROM ROWS FROM (pg_catalog.unnest(%s::pg_catalog.text[]), pg_catalog.unnest(%s::pg_catalog.text[])) "
+                 "AS s(name, value)",
+                 ([n for n, _ in SESSION_SETTINGS], [v for _, v in SESSION_SETTINGS]))
+    if srr != "origin":
+        # replica would keep ordinary triggers and rules from firing; only a
+        # superuser can have set it, and only a superuser can set it back
+        try:
+            conn.execute("SELECT pg_catalog.set_config('session_replication_role', 'origin', false)")
+        except psycopg.Error as e:
+            raise FleetError('refusing the session on %s "%s": session_replication_role is %s, and it '
+                             "cannot be set back to origin: %s" % (what, where, srr, pgerr(e)))
 
 
 def rows(conn, query, params=None):
@@ -84,6 +147,14 @@ def run_pg(program, conninfo, args, stdin=None):
     env = dict(os.environ)
     if pw is not None:
         env["PGPASSWORD"] = pw
+    # the child runs as the role it logs in as, whatever role the database
+    # or the role sets (a client's option wins over those settings)
+    params = conninfo_to_dict(conn_np)
+    if "options" in params:
+        params["options"] = (params["options"] + " -c role=none").strip()
+        conn_np = make_conninfo(**params)
+    else:
+        env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " -c role=none").strip()
     argv = [pg_program(program)] + args + ["-d", conn_np]
     p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        env=env, preexec_fn=_die_with_parent)
@@ -95,18 +166,20 @@ def run_pg(program, conninfo, args, stdin=None):
 #
 
 def trusted_roles(conn, extra=()):
-    """Roles whose objects are trusted in this database: the connected role,
+    """Roles whose objects are trusted in this database: the role the
+    session logged in as (SESSION_USER, never CURRENT_USER, which a setting
+    of role could make another one: connect() refuses such a session),
     superusers, pg_database_owner when the database's owner is one of
     those, and the roles named with --owner."""
     r = rows(conn, """
         SELECT r.oid, r.rolname FROM pg_catalog.pg_roles AS r
-         WHERE r.rolsuper OR r.rolname OPERATOR(pg_catalog.=) CURRENT_USER
+         WHERE r.rolsuper OR r.rolname OPERATOR(pg_catalog.=) SESSION_USER
             OR r.rolname OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.text[])
             OR (r.rolname OPERATOR(pg_catalog.=) 'pg_database_owner'
                 AND EXISTS (SELECT FROM pg_catalog.pg_database AS d
                               JOIN pg_catalog.pg_roles AS o ON o.oid OPERATOR(pg_catalog.=) d.datdba
                              WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()
-                               AND (o.rolsuper OR o.rolname OPERATOR(pg_catalog.=) CURRENT_USER)))""",
+                               AND (o.rolsuper OR o.rolname OPERATOR(pg_catalog.=) SESSION_USER)))""",
              (list(extra),))
     return {oid for oid, _ in r}
 
@@ -153,6 +226,77 @@ def check_schema_trusted(conn, name, trusted, what):
     return oid
 
 
+# Objects with an owner and a schema, by catalog: what can stand in for a
+# name on a search_path, or be called from a default, a check or a view.
+_OWNED_OBJECTS = {
+    "pg_proc": "SELECT 'pg_catalog.pg_proc'::pg_catalog.regclass, x.oid, x.proowner, x.pronamespace "
+               "FROM pg_catalog.pg_proc AS x",
+    "pg_operator": "SELECT 'pg_catalog.pg_operator'::pg_catalog.regclass, x.oid, x.oprowner, x.oprnamespace "
+                   "FROM pg_catalog.pg_operator AS x",
+    # not a relation's row type (the relation is listed), nor the array or
+    # multirange type made with another type
+    "pg_type": "SELECT 'pg_catalog.pg_type'::pg_catalog.regclass, x.oid, x.typowner, x.typnamespace "
+               "FROM pg_catalog.pg_type AS x WHERE x.typrelid OPERATOR(pg_catalog.=) 0 "
+               "AND NOT EXISTS (SELECT FROM pg_catalog.pg_type AS e WHERE e.typarray OPERATOR(pg_catalog.=) x.oid) "
+               "AND NOT EXISTS (SELECT FROM pg_catalog.pg_range AS g "
+               "WHERE g.rngmultitypid OPERATOR(pg_catalog.=) x.oid)",
+    "pg_class": "SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, x.oid, x.relowner, x.relnamespace "
+                "FROM pg_catalog.pg_class AS x "
+                "WHERE x.relkind OPERATOR(pg_catalog.<>) ALL ('{i,I}'::pg_catalog.\"char\"[])",
+    "pg_collation": "SELECT 'pg_catalog.pg_collation'::pg_catalog.regclass, x.oid, x.collowner, x.collnamespace "
+                    "FROM pg_catalog.pg_collation AS x",
+    "pg_conversion": "SELECT 'pg_catalog.pg_conversion'::pg_catalog.regclass, x.oid, x.conowner, x.connamespace "
+                     "FROM pg_catalog.pg_conversion AS x",
+    "pg_opclass": "SELECT 'pg_catalog.pg_opclass'::pg_catalog.regclass, x.oid, x.opcowner, x.opcnamespace "
+                  "FROM pg_catalog.pg_opclass AS x",
+    "pg_opfamily": "SELECT 'pg_catalog.pg_opfamily'::pg_catalog.regclass, x.oid, x.opfowner, x.opfnamespace "
+                   "FROM pg_catalog.pg_opfamily AS x",
+    "pg_ts_config": "SELECT 'pg_catalog.pg_ts_config'::pg_catalog.regclass, x.oid, x.cfgowner, x.cfgnamespace "
+                    "FROM pg_catalog.pg_ts_config AS x",
+    "pg_ts_dict": "SELECT 'pg_catalog.pg_ts_dict'::pg_catalog.regclass, x.oid, x.dictowner, x.dictnamespace "
+                  "FROM pg_catalog.pg_ts_dict AS x",
+    "pg_statistic_ext": "SELECT 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass, x.oid, x.stxowner, "
+                        "x.stxnamespace FROM pg_catalog.pg_statistic_ext AS x",
+}
+
+
+def untrusted_objects(conn, schemas, trusted, skip=()):
+    """['function public.now() (owned by role "mallory")', ...]: objects in
+    the named schemas that a role outside `trusted` owns.  Current CREATE
+    grants say who may add objects from now on; these were added already
+    (while a role had CREATE, or by a role that owned the schema)."""
+    oids = [x[0] for x in rows(conn, "SELECT n.oid FROM pg_catalog.pg_namespace AS n "
+                                     "WHERE n.nspname OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.text[])",
+                               (list(schemas),))]
+    if not oids:
+        return []
+    union = sql.SQL(" UNION ALL ").join(sql.SQL(q) for cat, q in _OWNED_OBJECTS.items() if cat not in skip)
+    return ['%s (owned by role "%s")' % (desc, owner) for desc, owner in rows(conn, sql.SQL("""
+        SELECT pg_catalog.pg_describe_object(o.classid, o.objid, 0),
+               pg_catalog.pg_get_userbyid(o.owner)::pg_catalog.text
+          FROM ({}) AS o(classid, objid, owner, nsp)
+         WHERE o.nsp OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.oid[])
+           AND o.owner OPERATOR(pg_catalog.<>) ALL (%s::pg_catalog.oid[])
+         ORDER BY 1""").format(union), (oids, list(trusted)))]
+
+
+def check_search_path(conn, schemas, trusted, what):
+    """Refuse to run `what` with these schemas on its search_path when one
+    is not trusted (check_schema_trusted) or holds objects of an untrusted
+    role: any of them could stand in for a name the file uses, even behind
+    pg_catalog (a function whose argument types match better wins)."""
+    for s in schemas:
+        if check_schema_trusted(conn, s, trusted, "on the search_path of %s" % what) is None:
+            raise FleetError('schema "%s" (on the search_path of %s) does not exist on "%s"'
+                             % (s, what, conn.fleet_conninfo))
+    bad = untrusted_objects(conn, schemas, trusted)
+    if bad:
+        raise FleetError('refusing to run %s on "%s": schema %s on its search_path holds objects of roles '
+                         "that shardid-fleet does not trust; nothing of it was run:\n  %s"
+                         % (what, conn.fleet_conninfo, ", ".join('"%s"' % s for s in schemas), "\n  ".join(bad))
+                         + "\nHINT: Drop them, or change their owner to a trusted role, if they are yours.")
+
+
 def extension_info(conn, extname):
     r = conn.execute("""
         SELECT n.nspname, e.extversion FROM pg_catalog.pg_extension AS e
@@ -172,6 +316,8 @@ def ensure_extension(conn, extname, schema, trusted, quiet=False):
     if check_schema_trusted(conn, schema, trusted, "for extension %s" % extname) is None:
         raise FleetError('schema "%s" for extension %s does not exist on "%s"'
                          % (schema, extname, conn.fleet_conninfo))
+    # its script runs with that schema on its search_path
+    check_search_path(conn, [schema], trusted, "CREATE EXTENSION %s" % extname)
     try:
         conn.execute(sql.SQL("CREATE EXTENSION {} SCHEMA {}").format(
             sql.Identifier(extname), sql.Identifier(schema)))

@@ -16,7 +16,7 @@ from .fleetmap import MapLock, load_map, probe_map_writable, write_map_atomicall
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, incoming_marker, one,
     pg_program, rows, run_pg, shard_tables, trusted_roles)
-from .router import load_map_into_router, router_current_map, unfinished_move
+from .router import check_router, load_map_into_router, router_current_map, unfinished_move
 
 
 #
@@ -86,6 +86,77 @@ class Move:
     def step(self, state):
         kill_point("before:" + state)
         self.record(state=state)
+
+    # --- the recorded state, checked before --resume or --abort uses it
+
+    def check_row(self, owner):
+        """Every field of the state row that the steps use, against what
+        the tool writes and against the catalogs: the router database's
+        owner, or a role it let write shardid_fleet.moves, could otherwise
+        have the operator's session drop or rename any schema, or slot."""
+        def refuse(field, why):
+            raise FleetError('refusing the move recorded in shardid_fleet.moves (id %s): %s %s; nothing was done'
+                             % (self.id, field, why)
+                             + "\nHINT: shardid-fleet writes this row itself; a row it did not write is not "
+                               "taken.  See shardid-fleet status and the router's log.")
+
+        if not isinstance(self.shard, int) or not 0 <= self.shard <= MAX_SHARD:
+            refuse("shard", "%r is not a logical shard (0 to %d)" % (self.shard, MAX_SHARD))
+        if not isinstance(self.token, str) or not re.fullmatch(r"[0-9a-f]{8}", self.token):
+            refuse("token", "%r is not a token of shardid-fleet (8 hexadecimal digits)" % (self.token,))
+        if self.state not in STEPS or self.state in FINAL:
+            refuse("state", "%r is not a step of an unfinished move" % (self.state,))
+        if not isinstance(self.drop_retired, bool):
+            refuse("drop_retired", "is %r" % (self.drop_retired,))
+        step = STEPS.index(self.state)
+        servers = set(x for x in owner if x is not None)
+        if self.source not in servers:
+            refuse("source", '"%s" is not a server of the router\'s map' % mask(self.source))
+        if self.target == self.source or not isinstance(self.target, str) or not self.target:
+            refuse("target", '"%s" is not another server than the source' % mask(self.target))
+        routed = self.target if step >= STEPS.index("switched") else self.source
+        if owner[self.shard] != routed:
+            refuse("source" if routed == self.source else "target",
+                   'is "%s", but the router sends logical shard %d to "%s" (step %s)'
+                   % (mask(routed), self.shard, mask(owner[self.shard]), self.state))
+        if step <= STEPS.index("subscription") and self.publisher not in (self.source, self.a.publisher_conn):
+            refuse("publisher", '"%s" is not the old server\'s connection string; give it again with '
+                   "--publisher-conn if it is the one the move was started with" % mask(self.publisher))
+        if self.retired_schema is not None:
+            want = r"shard_%04d_retired_[0-9]{14}_%s" % (self.shard, self.token)
+            if step < STEPS.index("fence") or not re.fullmatch(want, self.retired_schema):
+                refuse("retired_schema", '"%s" is not the name this move retires %s under (%s)'
+                       % (self.retired_schema, self.nsp, want.replace("[0-9]{14}", "YYYYMMDDHHMMSS")))
+        if not isinstance(self.source_schema_oid, int):
+            refuse("source_schema_oid", "is missing")
+        if self.state == "cleaned":
+            return      # only the map file is left to rewrite
+        r = self.S.execute("SELECT n.nspname::pg_catalog.text, n.nspowner, "
+                           "pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text "
+                           "FROM pg_catalog.pg_namespace AS n WHERE n.oid OPERATOR(pg_catalog.=) %s",
+                           (self.source_schema_oid,)).fetchone()
+        if r is not None:
+            if r[0] not in (self.nsp, self.retired_schema):
+                refuse("source_schema_oid", 'names schema "%s" on the old server, not %s%s'
+                       % (r[0], self.nsp, " or %s" % self.retired_schema if self.retired_schema else ""))
+            if r[1] not in trusted_roles(self.S, [self.a.owner] if self.a.owner else []):
+                refuse("source_schema_oid", 'names schema "%s" on the old server, owned by role "%s", which '
+                       "shardid-fleet does not trust (name it with --owner if you do)" % (r[0], r[2]))
+        if self.target_schema_oid is not None:
+            r = self.T.execute("SELECT n.nspname::pg_catalog.text, pg_catalog.obj_description(n.oid, 'pg_namespace') "
+                               "FROM pg_catalog.pg_namespace AS n WHERE n.oid OPERATOR(pg_catalog.=) %s",
+                               (self.target_schema_oid,)).fetchone()
+            if r is not None:
+                if r[0] != self.nsp:
+                    refuse("target_schema_oid", 'names schema "%s" on the new server, not %s' % (r[0], self.nsp))
+                if step < STEPS.index("retired") and r[1] != incoming_marker(self.shard, self.token):
+                    refuse("target_schema_oid", "names schema %s on the new server, which is not this move's "
+                           "incoming copy" % self.nsp)
+        if self.subscription_oid is not None:
+            r = one(self.T, "SELECT s.subname::pg_catalog.text FROM pg_catalog.pg_subscription AS s "
+                            "WHERE s.oid OPERATOR(pg_catalog.=) %s", (self.subscription_oid,))
+            if r is not None and r != self.name:
+                refuse("subscription_oid", 'names subscription "%s" on the new server, not %s' % (r, self.name))
 
     # --- what is where
 
@@ -826,6 +897,7 @@ def cmd_move(a):
     fm = load_map(a.mapfile)
     MapLock(a.mapfile)
     R = connect(a.router_conn, "router")
+    check_router(R)
     # one shardid-fleet at a time on the cluster's moves; released when the
     # tool exits, however it exits
     if not one(R, "SELECT pg_catalog.pg_try_advisory_lock(%s, pg_catalog.hashtext(%s))", (LOCK_CLASS, a.cluster)):
@@ -854,6 +926,7 @@ def cmd_move(a):
         if differ:
             raise FleetError("the map file and the router's map disagree on logical shards %s" % ranges(differ))
         mv = Move(a, R, row)
+        mv.check_row(owner)
         if a.drop and not mv.drop_retired:
             mv.record(drop_retired=True)
         try:

@@ -8,8 +8,8 @@ from psycopg import sql
 from .common import FleetError, NSHARDS, out, pgerr, plural, ranges, shard_schema, warn
 from .fleetmap import MapLock, load_map
 from .conn import (
-    check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
-    retired_shards, rows, schema_info, trusted_roles)
+    check_schema_trusted, check_search_path, connect, ensure_extension, extension_info, is_incoming,
+    live_shards, one, retired_shards, rows, schema_info, trusted_roles, untrusted_objects)
 
 
 #
@@ -45,11 +45,18 @@ def cmd_check(a):
                 found.append("wal_level is %s; moving shards needs wal_level = logical" % wal_level)
             if "shardid" not in [x.strip().strip('"') for x in preload.split(",")]:
                 found.append("shardid is not in shared_preload_libraries")
-            if ext is not None:
-                try:
-                    check_schema_trusted(c, ext[0], trusted_roles(c), "of extension shardid")
-                except FleetError as e:
-                    found.append(str(e).split("\n")[0])
+            # where apply runs the template and API files, after pg_catalog:
+            # the extension's schema, or the default one for it
+            path_schema = ext[0] if ext is not None else "public"
+            trusted = trusted_roles(c)
+            try:
+                check_schema_trusted(c, path_schema, trusted,
+                                     "of extension shardid" if ext is not None else "for extension shardid")
+            except FleetError as e:
+                found.append(str(e).split("\n")[0])
+            for obj in untrusted_objects(c, [path_schema], trusted):
+                found.append('schema "%s", on the search_path of the template and API files, holds %s'
+                             % (path_schema, obj))
             out("  server %s: PostgreSQL %s, wal_level %s, %s, %s here"
                 % (cs, version, wal_level,
                    "shardid %s in schema %s" % (ext[1], ext[0]) if ext else "no extension shardid",
@@ -75,13 +82,22 @@ def read_file(path, what):
         raise FleetError('%s file "%s" is not UTF-8' % (what, path))
 
 
-def run_sql_file(conn, text, search_path, what):
+def file_search_path(conn, schemas):
+    """The search_path of a template or API file: pg_catalog first (left
+    out of the setting, PostgreSQL searches it first), then the schemas
+    (the first one gets what the file creates), then pg_temp."""
+    return ", ".join(sql.Identifier(s).as_string(conn) for s in list(schemas) + ["pg_temp"])
+
+
+def run_sql_file(conn, text, schemas, trusted, what):
     """Run an SQL file (plain SQL, no psql commands) in one transaction with
-    the given search_path."""
+    search_path = pg_catalog, schemas, pg_temp, once check_search_path has
+    found nothing of an untrusted role on it."""
+    check_search_path(conn, schemas, trusted, what)
     try:
         with conn.transaction():
             conn.execute("SELECT pg_catalog.set_config('search_path', %s, true)",
-                         (", ".join(sql.Identifier(s).as_string(conn) for s in search_path),))
+                         (file_search_path(conn, schemas),))
             conn.execute(text)
     except psycopg.Error as e:
         raise FleetError('%s failed on "%s": %s' % (what, conn.fleet_conninfo, pgerr(e)))
@@ -141,12 +157,16 @@ def cmd_apply(a):
 
         tmpl = a.template_schema
         if schema_info(c, tmpl) is None:
+            # the template runs with pg_catalog first, then the template
+            # schema (new, and so empty), then the extension's: a function
+            # or operator another role left there would be copied into
+            # every shard's defaults and checks
+            check_search_path(c, [ext_schema], trusted, 'template "%s"' % a.template)
             try:
                 with c.transaction():
                     c.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(tmpl)))
                     c.execute("SELECT pg_catalog.set_config('search_path', %s, true)",
-                              (", ".join(sql.Identifier(s).as_string(c)
-                                         for s in (tmpl, ext_schema, "pg_catalog", "pg_temp")),))
+                              (file_search_path(c, [tmpl, ext_schema]),))
                     c.execute(template)
             except psycopg.Error as e:
                 raise FleetError('template "%s" failed on server "%s": %s' % (a.template, cs, pgerr(e)))
@@ -215,7 +235,7 @@ def cmd_apply(a):
                         % (shard_schema(n), n))
 
         if api is not None:
-            run_sql_file(c, api, (ext_schema, "pg_catalog", "pg_temp"), 'API file "%s"' % a.api)
+            run_sql_file(c, api, [ext_schema], trusted, 'API file "%s"' % a.api)
             out("  api %s: applied" % os.path.basename(a.api))
     for c in conns.values():
         c.close()

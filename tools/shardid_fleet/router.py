@@ -9,7 +9,7 @@ from .common import (
 from .fleetmap import FleetMap, MapLock, load_map
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
-    rows, schema_info, trusted_roles)
+    rows, schema_info, trusted_roles, untrusted_objects)
 from .provision import read_file, run_sql_file
 
 
@@ -154,6 +154,17 @@ def router_objects(conn, trusted):
                             AND p.proowner OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.oid[]))
                 """, (info[0], info[0], info[0], info[0], list(trusted))):
             problems.append("%s %s%s" % (what, name, ' (owned by role "%s")' % owner_name if owner_name else ""))
+        for relname, why in rows(conn, """
+                SELECT c.relname::pg_catalog.text,
+                       CASE WHEN c.relrowsecurity OR c.relforcerowsecurity THEN 'has row security enabled'
+                            ELSE 'is not a plain table' END
+                  FROM pg_catalog.pg_class AS c
+                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
+                   AND (c.relrowsecurity OR c.relforcerowsecurity
+                        OR (c.relname OPERATOR(pg_catalog.=) ANY ('{cluster,map,moves}'::pg_catalog.text[])
+                            AND c.relkind OPERATOR(pg_catalog.<>) 'r'))
+                 ORDER BY 1""", (info[0],)):
+            problems.append("relation %s.%s %s" % (FLEET_SCHEMA, relname, why))
         for table in ("cluster", "map", "moves"):
             r = rows(conn, """
                 SELECT a.attname::pg_catalog.text FROM pg_catalog.pg_attribute AS a
@@ -183,7 +194,21 @@ def router_objects(conn, trusted):
                 if comment != MARKER:
                     problems.append("function plproxy.%s is PL/Proxy configuration of its own, "
                                     "not shardid-fleet's" % sig)
+    # types, operators and the rest (relations and functions are above)
+    problems += untrusted_objects(conn, [FLEET_SCHEMA, "plproxy"], trusted, skip=("pg_class", "pg_proc"))
     return problems
+
+
+def check_router(conn):
+    """At the start of every command that uses the router: refuse it unless
+    every object of shardid-fleet there is a trusted role's, with no
+    trigger, rule or row security attached.  Returns the trusted roles."""
+    trusted = trusted_roles(conn)
+    problems = router_objects(conn, trusted)
+    if problems:
+        raise FleetError('router "%s" has objects that shardid-fleet will not take as its own; '
+                         "nothing was changed:\n  %s" % (conn.fleet_conninfo, "\n  ".join(problems)))
+    return trusted
 
 
 def router_current_map(conn, cluster):
@@ -339,7 +364,7 @@ def cmd_router(a):
     fm = load_map(a.mapfile)
     MapLock(a.mapfile)
     conn = connect(a.router_conn, "router")
-    trusted = trusted_roles(conn)
+    trusted = check_router(conn)
     old_owner, _ = router_current_map(conn, a.cluster)
     move = unfinished_move(conn, a.cluster)
     if move is not None:
@@ -355,7 +380,7 @@ def cmd_router(a):
         out("router: map of cluster %s loaded, version %d -> %d" % (a.cluster, old, new))
     if api is not None:
         ext_schema = extension_info(conn, "shardid")[0]
-        run_sql_file(conn, api, (ext_schema, "pg_catalog", "pg_temp"), 'API file "%s"' % a.api)
+        run_sql_file(conn, api, [ext_schema], trusted, 'API file "%s"' % a.api)
         out("router: api %s applied" % os.path.basename(a.api))
     conn.close()
     return 0
@@ -368,6 +393,7 @@ def cmd_router(a):
 def cmd_status(a):
     fm = load_map(a.mapfile)
     r = connect(a.router_conn, "router")
+    check_router(r)
     owner, version = router_current_map(r, a.cluster)
     problems = 0
     if owner is None:
