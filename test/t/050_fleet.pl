@@ -326,5 +326,33 @@ write_map("$dir/gap.map", "0 100 $conn[0]\n102 8191 $conn[1]\n");
 ok(!$ok, 'a map with a gap is refused');
 like($err, qr/logical shard 101 is not mapped/, 'naming the missing shard');
 
+#
+# Public ID keys: check compares every server's by fingerprint, never by
+# the key itself
+#
+my %keys = (
+	a => '1:000102030405060708090a0b0c0d0e0f',
+	b => '1:0f0e0d0c0b0a09080706050403020100');
+sub set_keys
+{
+	my ($node, $k) = @_;
+	$node->append_conf('postgresql.conf', "shardid.public_id_keys = '$k'");
+	$node->reload;
+	$node->poll_query_until('postgres', q{SELECT count(*) = 1 FROM shardid_public_keys()})
+	  or die 'the keys were not loaded';
+	return $node->safe_psql('postgres', q{SELECT fingerprint FROM shardid_public_keys()});
+}
+set_keys($_, $keys{a}) for @data;
+($ok, $out, $err) = tool('check', $mapfile);
+ok($ok, 'check: every server has the same public ID keys') or diag $out . $err;
+is(() = $out =~ /public ID keys: version 1 fingerprint [0-9a-f]{16}\n/g, scalar @data,
+	'check prints each server\'s key fingerprint');
+my $fp_b = set_keys($data[1], $keys{b});
+($ok, $out, $err) = tool('check', $mapfile);
+ok(!$ok, 'check fails when one server has another key');
+like($out, qr/problem: the servers' public ID keys differ .*v1 \Q$fp_b\E/, 'naming the fingerprints that differ');
+unlike($out . $err, qr/0001020304|0f0e0d0c/, 'and never printing a key');
+set_keys($data[1], $keys{a});
+
 $_->stop for @data, $router;
 done_testing();

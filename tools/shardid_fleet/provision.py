@@ -27,6 +27,7 @@ def cmd_check(a):
     if a.no_connect:
         return 0
     problems = 0
+    keysets = {}
     for cs in servers:
         try:
             c = connect(cs)
@@ -61,11 +62,41 @@ def cmd_check(a):
                 % (cs, version, wal_level,
                    "shardid %s in schema %s" % (ext[1], ext[0]) if ext else "no extension shardid",
                    plural(len(live), "shard schema")))
+            keys = public_id_keys(c, ext)
+            if isinstance(keys, FleetError):
+                found.append(str(keys))
+            else:
+                keysets[cs] = keys
+                out("    public ID keys: %s" % (
+                    "none configured" if not keys else
+                    ", ".join("version %d fingerprint %s" % kv for kv in keys)))
             for f in found:
                 out("    problem: " + f)
             problems += len(found)
+    # every server must mint and read the same public IDs
+    if len(set(keysets.values())) > 1:
+        problems += 1
+        out("    problem: the servers' public ID keys differ (shardid.public_id_keys; compared by fingerprint): "
+            + "; ".join("%s: %s" % (cs, ", ".join("v%d %s" % kv for kv in keys) or "none")
+                        for cs, keys in keysets.items()))
     out("check: %s" % ("no problems" if problems == 0 else plural(problems, "problem")))
     return 0 if problems == 0 else 1
+
+
+def public_id_keys(c, ext):
+    """((version, fingerprint), ...) of the server's public ID keys, never
+    the keys; () without any or without shardid 1.2; a FleetError when the
+    setting does not parse"""
+    if ext is None or not one(c, "SELECT pg_catalog.to_regprocedure(%s) IS NOT NULL",
+                              (sql.SQL("{}.shardid_public_keys()").format(sql.Identifier(ext[0])).as_string(c),)):
+        return ()
+    try:
+        with c.transaction():
+            return tuple((v, f) for v, f in rows(c, sql.SQL(
+                "SELECT k.key_version, k.fingerprint FROM {}.shardid_public_keys() AS k ORDER BY 1").format(
+                sql.Identifier(ext[0]))))
+    except psycopg.Error as e:
+        return FleetError("public ID keys: %s" % pgerr(e).split("\n")[0])
 
 
 #
