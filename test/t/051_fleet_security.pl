@@ -20,6 +20,11 @@
 #  R2.3  the template and API files run with a function of another role on
 #        their search_path (public.now(), and an overload that wins over
 #        pg_catalog's)
+#  R2.2  move --owner R running R's code as a superuser on the new server
+#        (refused on PostgreSQL 15; run_as_owner = false from 16 on)
+#  R2.4  secrets on the command lines of the tool and of its children, in
+#        the rewritten map file and in the router's record of moves
+#  R2.5  masking of backslash-escaped and quoted passwords
 #
 # mallory is an ordinary role with CREATE on every database.  Before the
 # tool first runs she plants, in a schema named after the operator's role
@@ -158,7 +163,7 @@ like($out, qr/logical shards 42-63 \(22\): created 22 schemas/,
 	'finding 6: the server whose connection string has a backslash gets its 22 shards');
 ($ok, $out, $err) = run_tool('check', $mapfile);
 ok($ok, 'finding 6: check passes') or diag $out . $err;
-like($out, qr/application_name=fleet\\x: 8150 logical shards, provisioned: 42-63/,
+like($out, qr/application_name=fleet\\?x: 8150 logical shards, provisioned: 42-63/,
 	'finding 6: check counts the shards of the server whose connection string has a backslash');
 
 ($ok, $out, $err) = run_tool('router', '--api', "$examples/posts-router-api.sql", $mapfile, $router_conn);
@@ -584,6 +589,200 @@ is($d4->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'm
 	'R2.3: mallory is not a superuser after the operator\'s insert');
 is(mallory_is_superuser(), 'f,f,f,f', 'R2.3: nor anywhere else');
 is($leaks, 0, 'second review: no run of the tool printed the password');
+
+
+#
+# Second review (an attacker with a plain LOGIN role, on PostgreSQL 15):
+# findings R2.2, R2.4 and R2.5.
+#
+
+# R2.2: move --owner R ran R's code as a superuser on the new server.  appo
+# owns shard_0010 and its table, with a CHECK constraint calling her own
+# function, which makes her a superuser when it runs as anyone else.  On
+# PostgreSQL 15 the subscription's workers run as its owner, a superuser:
+# the move is refused, naming the function.  From 16 on they act as the
+# table's owner (run_as_owner = false): the move goes through and the
+# function runs as appo.
+$_->safe_psql('postgres', 'CREATE ROLE appo LOGIN') for @all, $big;
+$data[0]->safe_psql('postgres', q{
+	ALTER SCHEMA shard_0010 OWNER TO appo;
+	ALTER TABLE shard_0010.posts OWNER TO appo;
+	SET ROLE appo;
+	CREATE FUNCTION shard_0010.posts_ok(bigint) RETURNS boolean LANGUAGE plpgsql AS $$
+	BEGIN
+	  IF current_user <> 'appo' THEN
+	    ALTER ROLE appo SUPERUSER;
+	  END IF;
+	  RETURN true;
+	END $$;
+	ALTER TABLE shard_0010.posts ADD CONSTRAINT posts_ok CHECK (shard_0010.posts_ok(id));});
+sub appo_is_superuser
+{
+	return join ',', map { $_->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'appo'}) } @all;
+}
+my $rows10 = $data[0]->safe_psql('postgres', 'SELECT count(*) FROM shard_0010.posts');
+my $pgnum = $data[1]->safe_psql('postgres', 'SHOW server_version_num');
+if ($pgnum < 160000)
+{
+	($ok, $out, $err) = run_tool('move', '--owner', 'appo', $mapfile, $router_conn, 10, $conn[1]);
+	ok(!$ok, 'R2.2: on PostgreSQL 15, move --owner appo refuses a shard whose table calls her function');
+	like($err, qr/the tables of shard_0010 use a function that shardid-fleet does not trust; nothing was changed:\n  function shard_0010\.posts_ok\(bigint\), owned by role "appo", used by constraint posts_ok on table shard_0010\.posts\n/,
+		'R2.2: naming the function, its owner and where it is used');
+	like($err, qr/--owner does not extend to them/, 'R2.2: saying that --owner does not trust them');
+	is(read_map($mapfile)->{10}, $conn[0], 'R2.2: the map file is unchanged');
+	is($data[1]->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_0010'}),
+		'0', 'R2.2: nothing was copied to server 2');
+	is(fleet_objects($data[0]) + fleet_objects($data[1]), 0, 'R2.2: no publication, subscription or slot was made');
+}
+else
+{
+	# stopped once the subscription is made, to look at it
+	($ok, $out, $err) = run_tool({ SHARDID_FLEET_KILL_AT => 'after:subscription' },
+		'move', '--owner', 'appo', $mapfile, $router_conn, 10, $conn[1]);
+	is($data[1]->safe_psql('postgres', q{
+			SELECT string_agg(subrunasowner::text, ',') FROM pg_subscription WHERE subname ~ '^shardid_0010_'}),
+		'false', "R2.2: on PostgreSQL $pgnum the move's subscription has run_as_owner = false");
+	($ok, $out, $err) = run_tool('move', '--resume', '--owner', 'appo', $mapfile, $router_conn);
+	ok($ok, "R2.2: and move --owner appo goes through") or diag $err;
+	is(read_map($mapfile)->{10}, $conn[1], 'R2.2: the map file puts shard 10 on server 2');
+	is($data[1]->safe_psql('postgres', 'SELECT count(*) FROM shard_0010.posts'), $rows10,
+		'R2.2: every row arrived, each checked as appo');
+}
+is(appo_is_superuser(), 'f,f,f,f', 'R2.2: appo is not a superuser on any server');
+
+# R2.4: secrets on command lines.  The tool runs a move whose router,
+# target and publisher connection strings carry secrets of their own
+# (unique to this run), given as env:NAME and @FILE; the target's has an
+# sslpassword too.  The command lines of the tool and of every process
+# below it are read from /proc/PID/cmdline while it runs.  The test runs as
+# the postgres OS user, but /proc/PID/cmdline is readable by every user:
+# what it reads here is what nobody would read.  pg_dump and psql are
+# wrappers that sleep half a second first, so that they are seen.
+my $tag = sprintf('%d-%04d', $$, int(rand(10000)));
+my %sec = (router => "router-pw-$tag", to => "to-pw-$tag", ssl => "to-sslpw-$tag", publisher => "pub-pw-$tag");
+$big->safe_psql('postgres', 'DROP SCHEMA shard_0011 CASCADE');
+my $slow = "$dir/slowbin";
+mkdir $slow;
+mkdir "$dir/tmp";
+for my $prog ('pg_dump', 'psql')
+{
+	open my $fh, '>', "$slow/$prog" or die;
+	print $fh "#!/bin/sh\n"
+	  . "if [ -n \"\$PGSERVICEFILE\" ]; then stat -c '$prog service file %a %U' \"\$PGSERVICEFILE\" >>'$slow/slow.log';"
+	  . " stat -c 'directory %a' \"\$(dirname \"\$PGSERVICEFILE\")\" >>'$slow/slow.log'; fi\n"
+	  . "sleep 0.5\nexec '$bindir/$prog' \"\$@\"\n";
+	close $fh;
+	chmod 0755, "$slow/$prog";
+}
+write_map("$dir/to.conn", "# the new server\n" . connstr($big) . " password=$sec{to} sslpassword=$sec{ssl}\n");
+chmod 0600, "$dir/to.conn";
+my $rows11 = $data[0]->safe_psql('postgres', 'SELECT count(*) FROM shard_0011.posts');
+my $t = tool_start(
+	{
+		PG_BINDIR => $slow,
+		TMPDIR => "$dir/tmp",
+		FLEET_ROUTER => connstr($router) . " password=$sec{router}",
+		FLEET_PUBLISHER => connstr($data[0]) . " password=$sec{publisher}"
+	},
+	'move', '--publisher-conn', 'env:FLEET_PUBLISHER', $mapfile, 'env:FLEET_ROUTER', 11, "\@$dir/to.conn");
+my $root = $t->{h}{KIDS}[0]{PID};
+my ($samples, %seen, @leaked) = (0);
+my $secrets_re = join '|', map { quotemeta } values %sec;
+while ($t->{h}->pumpable)
+{
+	$t->{h}->pump_nb;
+	# the tool and every process below it
+	my %children;
+	for my $stat (glob '/proc/[0-9]*/stat')
+	{
+		open my $fh, '<', $stat or next;
+		my $line = <$fh> // '';
+		close $fh;
+		push @{ $children{$2} }, $1 if $line =~ /^(\d+) \(.*\) \S+ (\d+)/s;
+	}
+	my @tree = ($root);
+	for (my $i = 0; $i < @tree; $i++)
+	{
+		push @tree, @{ $children{ $tree[$i] } // [] };
+	}
+	for my $pid (@tree)
+	{
+		open my $fh, '<', "/proc/$pid/cmdline" or next;
+		local $/;
+		my $cmdline = <$fh> // '';
+		close $fh;
+		next if $cmdline eq '';
+		$samples++;
+		my @argv = split /\0/, $cmdline;
+		for (@argv)
+		{
+			$seen{$1}++ if m{/(pg_dump|psql|shardid-fleet)$};
+		}
+		push @leaked, join(' ', @argv) if $cmdline =~ /$secrets_re/;
+	}
+	select(undef, undef, undef, 0.002);
+}
+my ($status, $out4, $err4) = tool_finish($t);
+is($status, 0, 'R2.4: the move with secrets in env:NAME and @FILE goes through') or diag $err4;
+note "R2.4: $samples command lines read; seen: " . join(', ', map { "$_ x$seen{$_}" } sort keys %seen);
+ok($seen{'shardid-fleet'} && $seen{pg_dump} && $seen{psql},
+	'R2.4: the command lines of the tool, pg_dump and psql were read while they ran');
+is(join("\n", @leaked), '', 'R2.4: no secret was ever on the command line of the tool or of a process below it');
+unlike($out4 . $err4, qr/$secrets_re/, 'R2.4: nor in its output');
+unlike($err4, qr/warning/, 'R2.4: no warning when no secret is on the command line');
+my $slowlog = PostgreSQL::Test::Utils::slurp_file("$slow/slow.log");
+like($slowlog, qr/^psql service file 600 \S+\ndirectory 700$/m,
+	'R2.4: psql got the sslpassword in a service file of mode 600 in a directory of mode 700');
+is(join(',', glob("$dir/tmp/*")), '', 'R2.4: which is removed afterwards');
+my $maptext = PostgreSQL::Test::Utils::slurp_file($mapfile);
+unlike($maptext, qr/$secrets_re/, 'R2.4: the rewritten map file holds no secret of the move');
+is(read_map($mapfile)->{11}, connstr($big), 'R2.4: its line for shard 11 is the new server\'s without password and sslpassword');
+my $recorded = $router->safe_psql('postgres', q{
+	SELECT string_agg(concat_ws(' ', source, target, publisher), E'\n') FROM shardid_fleet.moves});
+like($recorded, qr/\Q${\ connstr($big) }\E/, 'R2.4: the router\'s shardid_fleet.moves records the move');
+unlike($recorded, qr/$secrets_re|password/,
+	'R2.4: with no password or sslpassword in its source, target and publisher connection strings');
+unlike($router->safe_psql('postgres', q{SELECT string_agg(concat_ws(' ', last_error), ' ') FROM shardid_fleet.moves}),
+	qr/$secrets_re/, 'R2.4: nor in its errors');
+unlike($router->safe_psql('postgres', q{SELECT string_agg(connstr, ' ') FROM shardid_fleet.map}),
+	qr/$secrets_re/, 'R2.4: nor does the router\'s map hold a secret of the move');
+is($big->safe_psql('postgres', 'SELECT count(*) FROM shard_0011.posts'), $rows11,
+	'R2.4: every row of shard 11 is on the new server');
+# a secret on the tool's own command line draws a warning
+($ok, $out, $err) = run_tool('status', $mapfile, $router_conn);
+like($err, qr/^shardid-fleet: warning: the connection string of ROUTER_CONN on the command line holds a password; any local user can read it there/m,
+	'R2.4: a password on the tool\'s command line draws a warning');
+
+# R2.5: masking.  Passwords with backslash-escaped spaces and in quotes, in
+# a map that check reads, on reachable servers and on unreachable ones.
+my $bs = 'Tr0ub4dor\ horse\ battery\ staple';
+write_map("$dir/masked.map", join '',
+	"0    99   " . connstr($data[0]) . " password=$bs\n",
+	"100  199  " . connstr($data[1]) . " password='correct horse'\n",
+	"200  299  host=/nonexistent port=1 password=$bs\n",
+	"300  8191 host=/nonexistent port=2 password='correct horse'\n");
+($ok, $out, $err) = tool('check', "$dir/masked.map");
+ok(!$ok, 'R2.5: check reports the unreachable servers');
+unlike($out . $err, qr/Tr0ub4dor|horse|battery|staple|correct/, 'R2.5: no word of either password is printed');
+like($out, qr/^  \Q${\ connstr($data[0]) }\E password=\*{8}: 100 logical shards, provisioned: 0-99$/m,
+	'R2.5: the backslash-escaped password is masked whole');
+like($out, qr/^  \Q${\ connstr($data[1]) }\E password=\*{8}: 100 logical shards, provisioned: 100-199$/m,
+	'R2.5: the quoted one too');
+like($out, qr/^  server \Q${\ connstr($data[0]) }\E password=\*{8}: PostgreSQL /m, 'R2.5: the server is checked');
+like($out, qr/^  server host=\/nonexistent port=1 password=\*{8}: unreachable \(cannot connect to server "host=\/nonexistent port=1 password=\*{8}": /m,
+	'R2.5: an unreachable server\'s message is well-formed');
+like($out, qr/^  server host=\/nonexistent port=2 password=\*{8}: unreachable \(cannot connect to server "host=\/nonexistent port=2 password=\*{8}": /m,
+	'R2.5: with the quoted password too');
+# a failing connect and a connection string libpq cannot parse, in a move
+($ok, $out, $err) = tool('move', $mapfile, $router_conn, 12, "host=/nonexistent port=1 password='correct horse'");
+like($err, qr/cannot connect to the new server "host=\/nonexistent port=1 password=\*{8}": /, 'R2.5: a failing connect is masked');
+unlike($out . $err, qr/horse|correct/, 'R2.5: without a word of the password');
+($ok, $out, $err) = tool('move', $mapfile, $router_conn, 12, 'host=/nonexistent port=1 password=correct horse battery');
+like($err, qr/connection string of the new server "host=\/nonexistent port=1 password=\*{8}" is not valid: missing "=" after "\.\.\." in connection info string/,
+	'R2.5: a connection string libpq cannot parse is masked, and so is what libpq quotes of it');
+unlike($out . $err, qr/horse|correct|battery/, 'R2.5: without a word of the password');
+is(appo_is_superuser(), 'f,f,f,f', 'R2.2: appo is not a superuser anywhere at the end');
+is(mallory_is_superuser(), 'f,f,f,f', 'mallory is not a superuser anywhere at the end');
 
 $_->stop for @all, $big, $d4;
 done_testing();

@@ -42,12 +42,18 @@ file rewritten.  Every step is recorded in the router database before it is
 taken, so a move stopped at any point is finished with --resume or undone
 with --abort (until the router has switched).
 
+A CONN argument is a libpq connection string, @FILE (the string is in
+FILE) or env:NAME (in the environment variable NAME); a secret given on the
+command line draws a warning.
+
 Every statement is parameterized or composed with psycopg.sql; every
 session runs with search_path = pg_catalog, pg_temp, as the role it logged
 in as (a session that a setting of role makes another is refused), and
-trusts only that role's objects, superusers' and --owner's.  Passwords
-never go on a command line (pg_dump and psql get PGPASSWORD in their
-environment), and password= is masked in everything printed.
+trusts only that role's objects, superusers' and --owner's.  Secrets never
+go on a child's command line (pg_dump and psql get PGPASSWORD in their
+environment and sslpassword in a private service file), nor into the map
+file or the router's record of moves; a connection string printed is
+rendered from what libpq parses, its password and sslpassword masked.
 
 Needs Python 3 and psycopg 3 (Debian: python3-psycopg), and pg_dump and psql
 (taken from PG_BINDIR if set, else from PATH).  Data servers need shardid in

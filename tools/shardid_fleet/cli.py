@@ -6,6 +6,7 @@ import sys
 import psycopg
 
 from .common import FleetError, PROG, mask, pgerr
+from .conn import conn_arg
 from .provision import cmd_apply, cmd_check
 from .router import cmd_router, cmd_status
 from .move import cmd_move
@@ -17,7 +18,10 @@ from .move import cmd_move
 
 def main(argv):
     p = argparse.ArgumentParser(prog=PROG, description="Lay logical shards out over PostgreSQL servers, "
-                                "route to them with PL/Proxy, and move them online.")
+                                "route to them with PL/Proxy, and move them online.",
+                                epilog="A CONN argument is a libpq connection string (service=NAME names "
+                                "one in a service file), @FILE (read from FILE) or env:NAME (read from "
+                                "the environment variable NAME); keep secrets off the command line.")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
     sub.required = True
 
@@ -70,6 +74,14 @@ def main(argv):
 
     a = p.parse_args(argv)
     try:
+        # a connection string argument may be given as @FILE or env:NAME,
+        # to keep its secrets off the command line
+        for attr, what in (("router_conn", "ROUTER_CONN"), ("to_conn", "TO_CONN"),
+                           ("publisher_conn", "--publisher-conn")):
+            if getattr(a, attr, None) is not None:
+                setattr(a, attr, conn_arg(getattr(a, attr), what))
+        if getattr(a, "server", None):
+            a.server = [conn_arg(x, "--server") for x in a.server]
         return {"check": cmd_check, "apply": cmd_apply, "router": cmd_router,
                 "status": cmd_status, "move": cmd_move}[a.cmd](a)
     except FleetError as e:

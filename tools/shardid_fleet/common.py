@@ -5,6 +5,9 @@ import re
 import signal
 import sys
 
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
 
 PROG = "shardid-fleet"
 MAX_SHARD = 8191
@@ -35,16 +38,93 @@ class FleetError(Exception):
 
 #
 # Output.  Everything printed goes through mask(): password=... and the
-# password of a postgresql:// URI never reach a terminal or a log.
+# password of a postgresql:// URI never reach a terminal or a log.  A
+# connection string the tool prints is rendered by show_conn() from what
+# libpq parses, its secrets replaced; mask() is the fallback for free text
+# (libpq's messages, a string libpq cannot parse).
 #
 
-_PW_KEYWORD = re.compile(r"((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)", re.I)
+SECRET_KEYS = ("password", "sslpassword")
+HIDDEN = "********"
+# the keywords printed first, in this order; the rest in libpq's order
+_FIRST_KEYS = ("service", "host", "hostaddr", "port", "dbname", "user")
+
+# a libpq value: one masked already (by show_conn, followed by the end of
+# the string it was printed in), quoted ('...', backslash escapes, possibly
+# unterminated) or bare (up to white space, backslash escapes)
+_PW_KEYWORD = re.compile(r"""((?:ssl)?password\s*=\s*)(\*{8}(?=\s|$|":|:\s|:$|"\s|"$|"\)|\))|'(?:[^'\\]|\\.|\\$)*(?:'|$)|(?:[^\s\\]|\\.|\\$)*)""",
+                         re.I | re.S)
 _PW_URI = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.I)
+_PW_URI_PARAM = re.compile(r"([?&](?:ssl)?password=)([^&\s]*)", re.I)
+
+
+# in a connection string libpq cannot parse, a bare value may hold spaces
+# (password=correct horse): it runs to the next keyword=
+_PW_KEYWORD_CONN = re.compile(r"""((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.|\\$)*(?:'|$)|.*?(?=\s+[A-Za-z_]+\s*=|$))""",
+                              re.I | re.S)
 
 
 def mask(text):
-    text = _PW_KEYWORD.sub(r"\1********", str(text))
-    return _PW_URI.sub(r"\1********\3", text)
+    text = _PW_KEYWORD.sub(lambda m: m.group(1) + HIDDEN, str(text))
+    text = _PW_URI.sub(lambda m: m.group(1) + HIDDEN + m.group(3), text)
+    return _PW_URI_PARAM.sub(lambda m: m.group(1) + HIDDEN, text)
+
+
+def conn_params(conninfo):
+    """The parameters libpq reads from a connection string, or None if it
+    cannot parse it"""
+    try:
+        return conninfo_to_dict(conninfo)
+    except (psycopg.Error, TypeError):
+        return None
+
+
+def render_conn(params):
+    """A connection string from parameters, the usual keywords first"""
+    keys = [k for k in _FIRST_KEYS if k in params] + [k for k in params if k not in _FIRST_KEYS]
+    return make_conninfo(**{k: params[k] for k in keys})
+
+
+def show_conn(conninfo):
+    """A connection string as printed: as it is if it holds no secret,
+    else rendered from its parsed parameters with every secret replaced"""
+    params = conn_params(conninfo)
+    if params is None:
+        return mask(_PW_KEYWORD_CONN.sub(lambda m: m.group(1) + HIDDEN, str(conninfo)))
+    if not any(k in params for k in SECRET_KEYS):
+        return mask(conninfo)
+    return render_conn({k: (HIDDEN if k in SECRET_KEYS else v) for k, v in params.items()})
+
+
+def has_secret(conninfo):
+    params = conn_params(conninfo)
+    if params is None:
+        return mask(conninfo) != conninfo
+    return any(k in params for k in SECRET_KEYS)
+
+
+def strip_secrets(conninfo):
+    """The connection string without password and sslpassword (as it is if
+    it has neither): what is written to the map file and the router"""
+    params = conn_params(conninfo)
+    if params is None or not any(k in params for k in SECRET_KEYS):
+        return conninfo
+    return render_conn({k: v for k, v in params.items() if k not in SECRET_KEYS})
+
+
+def server_key(conninfo):
+    """What names a server in a connection string: its parameters but the
+    secrets"""
+    params = conn_params(conninfo)
+    if params is None:
+        return ("", conninfo)
+    return tuple(sorted((k, v) for k, v in params.items() if k not in SECRET_KEYS))
+
+
+def same_server(a, b):
+    if a is None or b is None:
+        return a is b
+    return a == b or server_key(a) == server_key(b)
 
 
 def out(msg=""):

@@ -4,25 +4,40 @@ import ctypes
 import os
 import shutil
 import signal
+import re
 import subprocess
+import tempfile
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.conninfo import conninfo_to_dict
 
-from .common import FENCE_TRIGGER_FUNCTION, FleetError, MAX_SHARD, PROG, pgerr
+from .common import (
+    FENCE_TRIGGER_FUNCTION, FleetError, MAX_SHARD, PROG, SECRET_KEYS, has_secret, mask, pgerr, render_conn,
+    show_conn, warn)
 
 
 #
 # Connections
 #
 
+def _parse_error(conninfo, e):
+    """libpq's message about a connection string it cannot parse, without
+    the pieces of it that libpq quotes when the string holds a secret (they
+    may be words of a password)"""
+    text = str(e).strip()
+    if has_secret(conninfo):
+        text = re.sub(r'"[^"]*"', lambda m: m.group(0) if m.group(0) == '"="' else '"..."', text)
+    return mask(text)
+
+
 def connect(conninfo, what="server"):
     """An autocommit session with search_path = pg_catalog, pg_temp."""
     try:
         params = conninfo_to_dict(conninfo)
     except psycopg.Error as e:
-        raise FleetError('connection string of %s "%s" is not valid: %s' % (what, conninfo, e))
+        raise FleetError('connection string of %s "%s" is not valid: %s'
+                         % (what, show_conn(conninfo), _parse_error(conninfo, e)))
     kwargs = {}
     if "connect_timeout" not in params:
         kwargs["connect_timeout"] = 10
@@ -31,9 +46,10 @@ def connect(conninfo, what="server"):
     try:
         conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
     except psycopg.Error as e:
-        raise FleetError('cannot connect to %s "%s": %s' % (what, conninfo, str(e).strip()))
+        raise FleetError('cannot connect to %s "%s": %s' % (what, show_conn(conninfo), str(e).strip()))
     conn.add_notice_handler(lambda diag: None)
-    conn.fleet_conninfo = conninfo
+    conn.fleet_conninfo = show_conn(conninfo)     # for messages
+    conn.fleet_dsn = conninfo                      # to connect again
     try:
         _session_settings(conn, what)
     except BaseException:
@@ -110,12 +126,11 @@ def one(conn, query, params=None):
     return None if r is None else r[0]
 
 
-def split_password(conninfo):
-    """(connection string without password, password or None): what a
-    child process gets on its command line and in PGPASSWORD"""
+def split_secrets(conninfo):
+    """(parameters without password and sslpassword, {secret: value})"""
     params = conninfo_to_dict(conninfo)
-    pw = params.pop("password", None)
-    return make_conninfo(**params), pw
+    found = {k: params.pop(k) for k in SECRET_KEYS if k in params}
+    return params, found
 
 
 def pg_program(name):
@@ -140,25 +155,88 @@ def _die_with_parent():
         pass
 
 
+SERVICE_NAME = "shardid_fleet"
+
+
 def run_pg(program, conninfo, args, stdin=None):
-    """Run pg_dump or psql against conninfo: the password, if any, in the
-    environment, never in argv."""
-    conn_np, pw = split_password(conninfo)
+    """Run pg_dump or psql against conninfo.  No secret goes on its command
+    line: the password is in its environment (PGPASSWORD), sslpassword (for
+    which libpq has no environment variable) in a service file of its own
+    (PGSERVICEFILE), mode 0600 in a private directory, removed when it
+    exits."""
+    params, found = split_secrets(conninfo)
     env = dict(os.environ)
-    if pw is not None:
-        env["PGPASSWORD"] = pw
-    # the child runs as the role it logs in as, whatever role the database
-    # or the role sets (a client's option wins over those settings)
-    params = conninfo_to_dict(conn_np)
-    if "options" in params:
-        params["options"] = (params["options"] + " -c role=none").strip()
-        conn_np = make_conninfo(**params)
-    else:
-        env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " -c role=none").strip()
-    argv = [pg_program(program)] + args + ["-d", conn_np]
-    p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       env=env, preexec_fn=_die_with_parent)
+    tmpdir = None
+    if "password" in found:
+        env["PGPASSWORD"] = found["password"]
+    try:
+        if "sslpassword" in found:
+            value = found["sslpassword"]
+            if "service" in params:
+                raise FleetError('connection string "%s" has both service= and sslpassword=; %s cannot pass '
+                                 "sslpassword to %s without a command line: put it in the service file"
+                                 % (show_conn(conninfo), PROG, program))
+            if any(c in value for c in "\n\r\0"):
+                raise FleetError("the sslpassword of \"%s\" has a line break; %s cannot pass it to %s"
+                                 % (show_conn(conninfo), PROG, program))
+            tmpdir = tempfile.mkdtemp(prefix="shardid-fleet-")      # mode 0700
+            path = os.path.join(tmpdir, "pg_service.conf")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write("[%s]\nsslpassword=%s\n" % (SERVICE_NAME, value))
+            env["PGSERVICEFILE"] = path
+            params["service"] = SERVICE_NAME
+        # the child runs as the role it logs in as, whatever role the
+        # database or the role sets (a client's option wins over those)
+        if "options" in params:
+            params["options"] = (params["options"] + " -c role=none").strip()
+        else:
+            env["PGOPTIONS"] = (env.get("PGOPTIONS", "") + " -c role=none").strip()
+        argv = [pg_program(program)] + args + ["-d", render_conn(params)]
+        p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=env, preexec_fn=_die_with_parent)
+    finally:
+        if tmpdir is not None:
+            shutil.rmtree(tmpdir, ignore_errors=True)
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
+
+
+#
+# Connection strings on the command line: as they are, from a file
+# (@FILE) or from the environment (env:NAME)
+#
+
+def conn_arg(value, what):
+    """The connection string a command-line argument names.  One given
+    literally with a secret in it is taken, with a warning: any local user
+    can read the command line of a process while it runs."""
+    if value is None:
+        return None
+    if value.startswith("@"):
+        path = value[1:]
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = [x.strip() for x in f.read().splitlines()]
+        except OSError as e:
+            raise FleetError('cannot read the connection string of %s from "%s": %s' % (what, path, e.strerror))
+        except UnicodeDecodeError:
+            raise FleetError('connection string file "%s" of %s is not UTF-8' % (path, what))
+        lines = [x for x in lines if x and not x.startswith("#")]
+        if len(lines) != 1:
+            raise FleetError('connection string file "%s" of %s must hold one connection string on one line '
+                             "(besides # comments)" % (path, what))
+        return lines[0]
+    if value.startswith("env:"):
+        name = value[4:]
+        conninfo = os.environ.get(name, "").strip()
+        if not conninfo:
+            raise FleetError("environment variable %s, the connection string of %s, is not set" % (name, what))
+        return conninfo
+    if has_secret(value):
+        warn("the connection string of %s on the command line holds a password; any local user can read it "
+             "there while %s runs: give it as @FILE or env:NAME, or keep the password in a passfile or "
+             "service file" % (what, PROG))
+    return value
 
 
 #

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from .common import (
     FENCE_TRIGGER_FUNCTION, FINAL, GATE_CLASS, FleetError, LOCK_CLASS, MAX_SHARD, NSHARDS, PROG, STEPS,
-    kill_point, mask, out, pgerr, plural, ranges, shard_schema, warn)
+    kill_point, mask, out, pgerr, plural, ranges, same_server, shard_schema, show_conn, strip_secrets, warn)
 from .fleetmap import MapLock, load_map, probe_map_writable, write_map_atomically
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, incoming_marker, one,
@@ -48,10 +48,13 @@ class Move:
     records.  Every step can be taken again: each first looks at what is
     already there."""
 
-    def __init__(self, a, router, row):
+    def __init__(self, a, router, row, conns=None):
         self.a = a
         self.R = router
         self.__dict__.update(row)
+        # the router records the connection strings without their secrets;
+        # the tool connects with those the operator gave (or the map file's)
+        self.__dict__.update(conns or {})
         self.nsp = shard_schema(self.shard)
         self.name = "shardid_%04d_%s" % (self.shard, self.token)
         self._S = self._T = None
@@ -110,18 +113,22 @@ class Move:
             refuse("drop_retired", "is %r" % (self.drop_retired,))
         step = STEPS.index(self.state)
         servers = set(x for x in owner if x is not None)
-        if self.source not in servers:
-            refuse("source", '"%s" is not a server of the router\'s map' % mask(self.source))
-        if self.target == self.source or not isinstance(self.target, str) or not self.target:
-            refuse("target", '"%s" is not another server than the source' % mask(self.target))
+        # servers compared by what libpq parses, secrets left out (the
+        # router records connection strings without them)
+        if not isinstance(self.source, str) or not any(same_server(self.source, s) for s in servers):
+            refuse("source", '"%s" is not a server of the router\'s map' % show_conn(self.source))
+        if not isinstance(self.target, str) or not self.target or same_server(self.target, self.source):
+            refuse("target", '"%s" is not another server than the source' % show_conn(self.target))
         routed = self.target if step >= STEPS.index("switched") else self.source
-        if owner[self.shard] != routed:
-            refuse("source" if routed == self.source else "target",
+        if not same_server(owner[self.shard], routed):
+            refuse("source" if routed is self.source else "target",
                    'is "%s", but the router sends logical shard %d to "%s" (step %s)'
-                   % (mask(routed), self.shard, mask(owner[self.shard]), self.state))
-        if step <= STEPS.index("subscription") and self.publisher not in (self.source, self.a.publisher_conn):
+                   % (show_conn(routed), self.shard, show_conn(owner[self.shard]), self.state))
+        if step <= STEPS.index("subscription") and not (
+                same_server(self.publisher, self.source)
+                or (self.a.publisher_conn and same_server(self.publisher, self.a.publisher_conn))):
             refuse("publisher", '"%s" is not the old server\'s connection string; give it again with '
-                   "--publisher-conn if it is the one the move was started with" % mask(self.publisher))
+                   "--publisher-conn if it is the one the move was started with" % show_conn(self.publisher))
         if self.retired_schema is not None:
             want = r"shard_%04d_retired_[0-9]{14}_%s" % (self.shard, self.token)
             if step < STEPS.index("fence") or not re.fullmatch(want, self.retired_schema):
@@ -199,7 +206,7 @@ class Move:
         oid = self.target_schema()
         if oid == -1:
             raise FleetError('schema %s exists on the new server "%s" and is not this move\'s copy; '
-                             "drop it there, or --abort" % (self.nsp, self.target))
+                             "drop it there, or --abort" % (self.nsp, show_conn(self.target)))
         if oid is None:
             code, dump, errtext = run_pg("pg_dump", self.source,
                                         ["--schema-only", "--no-tablespaces", "--no-subscriptions",
@@ -249,11 +256,18 @@ class Move:
                            " WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())",
                            (self.name,)).fetchone()
         if r is None:
+            # From PostgreSQL 16 on, the workers act on each table as its
+            # owner (run_as_owner = false), not as the subscription's owner,
+            # a superuser: the code of the tables' owners (constraints,
+            # defaults, index expressions) runs with their rights only.  On
+            # 15 they run as the subscription's owner; preflight refuses a
+            # shard whose tables carry code of a role the tool does not trust.
+            as_owner = sql.SQL(", run_as_owner = false") if self.T.info.server_version >= 160000 else sql.SQL("")
             self.T.execute(sql.SQL("CREATE SUBSCRIPTION {} CONNECTION {} PUBLICATION {} "
                                    "WITH (create_slot = false, slot_name = {}, copy_data = true, "
-                                   "streaming = false, enabled = true)").format(
+                                   "streaming = false, enabled = true{})").format(
                 sql.Identifier(self.name), sql.Literal(self.publisher), sql.Identifier(self.name),
-                sql.Literal(self.name)))
+                sql.Literal(self.name), as_owner))
             r = self.T.execute("SELECT s.oid, s.subenabled FROM pg_catalog.pg_subscription AS s "
                                "WHERE s.subname OPERATOR(pg_catalog.=) %s", (self.name,)).fetchone()
         elif not r[1]:
@@ -525,7 +539,7 @@ class Move:
                      "run shardid-fleet router to update it")
                 self._gate_warned = True
             return False
-        G = connect(self.R.fleet_conninfo, "the router")
+        G = connect(self.R.fleet_dsn, "the router")
         try:
             G.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)",
                       ("%dms" % int(self.lock_timeout * 1000),))
@@ -560,13 +574,13 @@ class Move:
             self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} DISABLE").format(sql.Identifier(self.name)))
         with self.R.transaction():
             owner, version = router_current_map(self.R, self.cluster)
-            if owner[self.shard] == self.target:
+            if same_server(owner[self.shard], self.target):
                 new = version
             else:
-                if owner[self.shard] != self.source:
+                if not same_server(owner[self.shard], self.source):
                     raise FleetError("the router puts logical shard %d on \"%s\", not on the old server"
-                                     % (self.shard, owner[self.shard]))
-                owner[self.shard] = self.target
+                                     % (self.shard, show_conn(owner[self.shard])))
+                owner[self.shard] = self.map_conn(load_map(self.a.mapfile))
                 _, new = load_map_into_router(self.R, self.cluster, owner)
             paused = None
             if getattr(self, "fence_started", None) is not None:
@@ -661,14 +675,26 @@ class Move:
         if not (self.retired_schema or "").startswith(want) or not self.retired_schema.endswith("_" + self.token):
             raise FleetError("the recorded retired schema name %r is not one this move would make" % self.retired_schema)
 
+    def map_conn(self, fm):
+        """The new server's connection string for the map file and the
+        router: the map's own string for that server if it has one, else
+        the one given without its password and sslpassword (libpq then
+        takes them from a passfile or a service file)"""
+        for cs in fm.servers():
+            if same_server(cs, self.target):
+                return cs
+        return strip_secrets(self.target)
+
     def do_map_file(self):
         fm = load_map(self.a.mapfile)
-        if fm.owner[self.shard] != self.target:
+        routed = router_current_map(self.R, self.cluster)[0][self.shard]
+        new = routed if same_server(routed, self.target) else self.map_conn(fm)
+        if fm.owner[self.shard] != new:
             owner = list(fm.owner)
-            owner[self.shard] = self.target
+            owner[self.shard] = new
             note = "%s shardid-fleet moved logical shard %d from %s to %s" % (
                 datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                self.shard, mask(self.source), mask(self.target))
+                self.shard, mask(strip_secrets(self.source)), mask(strip_secrets(new)))
             write_map_atomically(self.a.mapfile, fm.render(owner, note))
         out("  9. map file %s rewritten" % self.a.mapfile)
 
@@ -712,7 +738,7 @@ class Move:
                                "updated_at = pg_catalog.now(), finished_at = pg_catalog.now() "
                                "WHERE id OPERATOR(pg_catalog.=) %s", (self.id,))
                 self.state = "done"
-        out("move: logical shard %d is on %s" % (self.shard, self.target))
+        out("move: logical shard %d is on %s" % (self.shard, show_conn(self.target)))
 
     def abort(self):
         if STEPS.index(self.state) >= STEPS.index("switched"):
@@ -744,7 +770,7 @@ class Move:
             warn("schema %s on the new server is not this move's copy; left as it is" % self.nsp)
         self.R.execute("UPDATE shardid_fleet.moves SET state = 'aborted', updated_at = pg_catalog.now(), "
                        "finished_at = pg_catalog.now() WHERE id OPERATOR(pg_catalog.=) %s", (self.id,))
-        out("move: aborted; logical shard %d stays on %s" % (self.shard, self.source))
+        out("move: aborted; logical shard %d stays on %s" % (self.shard, show_conn(self.source)))
 
 
 MOVE_COLUMNS = ["id", "cluster", "shard", "token", "source", "target", "publisher", "drop_retired", "state",
@@ -759,12 +785,152 @@ def load_move(conn, cluster):
     return None if r is None else dict(zip(MOVE_COLUMNS, r))
 
 
+# The functions the new server's replication workers may run for a shard's
+# tables: of their constraints, column defaults and generated columns,
+# indexes (expressions, predicates, operator classes), triggers and
+# partition keys, directly or through an operator, and of the types of
+# their columns (domain constraints, input and output functions), with the
+# object that uses each.
+CODE_OF_TABLES = """
+    WITH RECURSIVE
+    rel AS (
+        SELECT c.oid FROM pg_catalog.pg_class AS c
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) %(nsp)s
+           AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])),
+    obj (classid, objid) AS (
+        SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, r.oid FROM rel AS r
+        UNION ALL
+        SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, x.indexrelid
+          FROM pg_catalog.pg_index AS x JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) x.indrelid
+        UNION ALL
+        SELECT 'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid
+          FROM pg_catalog.pg_constraint AS k JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) k.conrelid
+        UNION ALL
+        SELECT 'pg_catalog.pg_attrdef'::pg_catalog.regclass, d.oid
+          FROM pg_catalog.pg_attrdef AS d JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) d.adrelid
+        UNION ALL
+        SELECT 'pg_catalog.pg_trigger'::pg_catalog.regclass, t.oid
+          FROM pg_catalog.pg_trigger AS t JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) t.tgrelid),
+    used (classid, objid, what) AS (
+        SELECT o.classid, o.objid, pg_catalog.pg_describe_object(o.classid, o.objid, 0) FROM obj AS o),
+    typ0 (oid, what) AS (
+        SELECT a.atttypid, pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass,
+                                                          a.attrelid, a.attnum::pg_catalog.int4)
+          FROM pg_catalog.pg_attribute AS a JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) a.attrelid
+         WHERE a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
+        UNION ALL
+        SELECT d.refobjid, pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) FROM used AS u
+          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) u.classid
+                                        AND d.objid OPERATOR(pg_catalog.=) u.objid
+         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass),
+    -- and the types those are made of: base types of domains, elements of
+    -- arrays, subtypes of ranges, columns of composite types
+    typ (oid, what) AS (
+        SELECT t.oid, t.what FROM typ0 AS t
+        UNION
+        SELECT n.oid, y.what
+          FROM typ AS y JOIN pg_catalog.pg_type AS t ON t.oid OPERATOR(pg_catalog.=) y.oid
+          LEFT JOIN pg_catalog.pg_range AS g ON g.rngtypid OPERATOR(pg_catalog.=) t.oid
+          CROSS JOIN LATERAL (
+              VALUES (t.typbasetype), (t.typelem), (g.rngsubtype)
+              UNION ALL
+              SELECT a.atttypid FROM pg_catalog.pg_attribute AS a
+               WHERE a.attrelid OPERATOR(pg_catalog.=) t.typrelid AND t.typrelid OPERATOR(pg_catalog.<>) 0
+                 AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped) AS n (oid)
+         WHERE n.oid IS NOT NULL AND n.oid OPERATOR(pg_catalog.<>) 0),
+    code (classid, objid, what) AS (
+        SELECT u.classid, u.objid, u.what FROM used AS u
+        UNION ALL
+        SELECT 'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid,
+               pg_catalog.pg_describe_object('pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid, 0)
+                 OPERATOR(pg_catalog.||) ', for ' OPERATOR(pg_catalog.||) y.what
+          FROM typ AS y JOIN pg_catalog.pg_constraint AS k ON k.contypid OPERATOR(pg_catalog.=) y.oid),
+    fn (oid, what) AS (
+        SELECT d.refobjid, c.what FROM code AS c
+          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) c.classid
+                                        AND d.objid OPERATOR(pg_catalog.=) c.objid
+         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+        UNION ALL
+        SELECT o.oprcode::pg_catalog.oid, c.what
+                 OPERATOR(pg_catalog.||) ', through operator ' OPERATOR(pg_catalog.||) o.oid::pg_catalog.regoperator::pg_catalog.text
+          FROM code AS c
+          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) c.classid
+                                        AND d.objid OPERATOR(pg_catalog.=) c.objid
+          JOIN pg_catalog.pg_operator AS o ON o.oid OPERATOR(pg_catalog.=) d.refobjid
+         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_operator'::pg_catalog.regclass
+        UNION ALL
+        SELECT f.oid, c.what
+                 OPERATOR(pg_catalog.||) ', through operator class ' OPERATOR(pg_catalog.||) oc.opcname::pg_catalog.text
+          FROM code AS c
+          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) c.classid
+                                        AND d.objid OPERATOR(pg_catalog.=) c.objid
+          JOIN pg_catalog.pg_opclass AS oc ON oc.oid OPERATOR(pg_catalog.=) d.refobjid
+          CROSS JOIN LATERAL (
+              SELECT p.amproc::pg_catalog.oid FROM pg_catalog.pg_amproc AS p
+               WHERE p.amprocfamily OPERATOR(pg_catalog.=) oc.opcfamily
+              UNION ALL
+              SELECT o.oprcode::pg_catalog.oid FROM pg_catalog.pg_amop AS m
+                JOIN pg_catalog.pg_operator AS o ON o.oid OPERATOR(pg_catalog.=) m.amopopr
+               WHERE m.amopfamily OPERATOR(pg_catalog.=) oc.opcfamily) AS f (oid)
+         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_opclass'::pg_catalog.regclass
+        UNION ALL
+        SELECT f.oid, y.what
+                 OPERATOR(pg_catalog.||) ', through type ' OPERATOR(pg_catalog.||) pg_catalog.format_type(t.oid, NULL)
+          FROM typ AS y JOIN pg_catalog.pg_type AS t ON t.oid OPERATOR(pg_catalog.=) y.oid
+          LEFT JOIN pg_catalog.pg_range AS g ON g.rngtypid OPERATOR(pg_catalog.=) t.oid
+          CROSS JOIN LATERAL (VALUES (t.typinput::pg_catalog.oid), (t.typoutput::pg_catalog.oid),
+                                     (t.typreceive::pg_catalog.oid), (t.typsend::pg_catalog.oid),
+                                     (t.typmodin::pg_catalog.oid), (t.typmodout::pg_catalog.oid),
+                                     (g.rngcanonical::pg_catalog.oid), (g.rngsubdiff::pg_catalog.oid)) AS f (oid)
+         WHERE f.oid OPERATOR(pg_catalog.<>) 0)
+    SELECT pg_catalog.format('%%I.%%I(%%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes)),
+           pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text,
+           p.proowner OPERATOR(pg_catalog.=) ANY (%(trusted)s::pg_catalog.oid[]),
+           p.pronamespace OPERATOR(pg_catalog.=) %(nsp)s,
+           pg_catalog.string_agg(DISTINCT f.what, '; ')
+      FROM fn AS f
+      JOIN pg_catalog.pg_proc AS p ON p.oid OPERATOR(pg_catalog.=) f.oid
+      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+     GROUP BY p.oid, n.nspname, p.proname, p.proowner, p.pronamespace
+     ORDER BY 1"""
+
+
+def check_code_of_tables(S, T, soid, nsp):
+    """On PostgreSQL 15 the new server's replication workers run as the
+    subscription's owner, a superuser: refuse a shard whose tables carry a
+    function of a role other than a superuser or the connected one.  Roles
+    named with --owner are not trusted here: their functions are exactly
+    those that would run as a superuser.  A function outside the shard's
+    schema is checked on the new server too, where the copy will call it."""
+    found = rows(S, CODE_OF_TABLES, {"nsp": soid, "trusted": list(trusted_roles(S))})
+    bad = [(sig, owner, where) for sig, owner, ok, inside, where in found if not ok]
+    outside = [sig for sig, owner, ok, inside, where in found if ok and not inside]
+    if outside:
+        ttrusted = list(trusted_roles(T))
+        for sig, owner in rows(T, """
+                SELECT s.sig, pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text
+                  FROM pg_catalog.unnest(%s::pg_catalog.text[]) AS s (sig)
+                  JOIN pg_catalog.pg_proc AS p ON p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure(s.sig)
+                 WHERE p.proowner OPERATOR(pg_catalog.<>) ALL (%s::pg_catalog.oid[])
+                 ORDER BY 1""", (outside, ttrusted)):
+            where = [w for s, o, ok, inside, w in found if s == sig][0]
+            bad.append((sig, owner + '" on the new server', where))
+    if bad:
+        raise FleetError("the new server runs PostgreSQL 15, whose replication workers run as a superuser, and "
+                         "the tables of %s use %s that shardid-fleet does not trust; nothing was changed:\n  %s"
+                         % (nsp, "a function" if len(bad) == 1 else "functions",
+                            "\n  ".join('function %s, owned by role "%s", used by %s' % b for b in bad))
+                         + "\nHINT: Only functions owned by a superuser or the connected role may run there; "
+                           "--owner does not extend to them.  Move the shard to PostgreSQL 16 or later, where "
+                           "the workers act as each table's owner.")
+
+
 def preflight(a, fm, R, shard, source, target):
     """Everything that can be checked before anything is changed."""
     owner, version = router_current_map(R, a.cluster)
     if owner is None:
         raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
-                         % (a.router_conn, a.cluster))
+                         % (show_conn(a.router_conn), a.cluster))
     differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]]
     if differ:
         raise FleetError("the map file and the router's map disagree on logical shards %s; nothing was changed"
@@ -783,7 +949,7 @@ def preflight(a, fm, R, shard, source, target):
         wal_level = one(S, "SELECT pg_catalog.current_setting('wal_level')")
         if wal_level != "logical":
             raise FleetError('wal_level is %s on the old server "%s"; moving a shard needs wal_level = logical'
-                             % (wal_level, source))
+                             % (wal_level, show_conn(source)))
         free = one(S, "SELECT pg_catalog.current_setting('max_replication_slots')::pg_catalog.int4 "
                       "OPERATOR(pg_catalog.-) (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_replication_slots)")
         if free < 2:
@@ -796,7 +962,8 @@ def preflight(a, fm, R, shard, source, target):
         trusted = trusted_roles(S, [a.owner] if a.owner else [])
         soid = check_schema_trusted(S, nsp, trusted, "logical shard %d" % shard)
         if soid is None or not shard_tables(S, nsp):
-            raise FleetError('schema %s with tables does not exist on the old server "%s"' % (nsp, source))
+            raise FleetError('schema %s with tables does not exist on the old server "%s"'
+                             % (nsp, show_conn(source)))
         # What the new server's apply worker will run (as a superuser on
         # PostgreSQL 15) must come from trusted roles, and every table must
         # replicate updates and deletes.
@@ -842,9 +1009,11 @@ def preflight(a, fm, R, shard, source, target):
                    AND pc.relnamespace OPERATOR(pg_catalog.<>) %s""", (soid, soid)):
             raise FleetError("partition %s of logical shard %d is outside schema %s; nothing was changed"
                              % (partname, shard, nsp))
+        if T.info.server_version < 160000:
+            check_code_of_tables(S, T, soid, nsp)
         ext = extension_info(S, "shardid")
         if ext is None:
-            raise FleetError('extension shardid is missing on the old server "%s"' % source)
+            raise FleetError('extension shardid is missing on the old server "%s"' % show_conn(source))
         ttrusted = trusted_roles(T, [a.owner] if a.owner else [])
         text = extension_info(T, "shardid")
         if text is None:
@@ -857,7 +1026,8 @@ def preflight(a, fm, R, shard, source, target):
             check_schema_trusted(T, text[0], ttrusted, "of extension shardid")
         if one(T, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_namespace AS n "
                   "WHERE n.nspname OPERATOR(pg_catalog.=) %s", (nsp,)):
-            raise FleetError('schema %s already exists on the new server "%s"; drop it there first' % (nsp, target))
+            raise FleetError('schema %s already exists on the new server "%s"; drop it there first'
+                             % (nsp, show_conn(target)))
         missing = [x[0] for x in rows(S, """
             SELECT pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text FROM pg_catalog.pg_class AS c
              WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
@@ -878,6 +1048,19 @@ def preflight(a, fm, R, shard, source, target):
         if lack:
             raise FleetError("the new server has no role %s, which owns objects of %s"
                              % (", ".join('"%s"' % r for r in lack), nsp))
+        if T.info.server_version >= 160000:
+            # the subscription's workers act as each table's owner: its
+            # owner (the connected role) must be able to SET ROLE to them
+            owners = [x[0] for x in rows(S, "SELECT DISTINCT pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text "
+                                            "FROM pg_catalog.pg_class AS c WHERE c.relnamespace OPERATOR(pg_catalog.=) %s "
+                                            "ORDER BY 1", (soid,))]
+            cannot = [x[0] for x in rows(T, "SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles AS r "
+                                            "WHERE r.rolname OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.text[]) "
+                                            "AND NOT pg_catalog.pg_has_role(r.oid, 'SET') ORDER BY 1", (owners,))]
+            if cannot:
+                raise FleetError("the connected role on the new server cannot SET ROLE to %s, which owns tables of "
+                                 "%s; the subscription's workers act as each table's owner; nothing was changed"
+                                 % (", ".join('"%s"' % r for r in cannot), nsp))
         # the clocks: a new server far behind would keep writes paused
         t1 = one(S, "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.float8")
         t2 = one(T, "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.float8")
@@ -902,7 +1085,7 @@ def cmd_move(a):
     # tool exits, however it exits
     if not one(R, "SELECT pg_catalog.pg_try_advisory_lock(%s, pg_catalog.hashtext(%s))", (LOCK_CLASS, a.cluster)):
         raise FleetError('another shardid-fleet run is working on cluster "%s" of router "%s"'
-                         % (a.cluster, a.router_conn))
+                         % (a.cluster, show_conn(a.router_conn)))
     shard = None
     if a.shard is not None:
         if not re.fullmatch(r"[0-9]+", a.shard) or int(a.shard) > MAX_SHARD:
@@ -911,21 +1094,27 @@ def cmd_move(a):
 
     if a.resume or a.abort:
         if one(R, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NULL"):
-            raise FleetError('router "%s" has no moves to %s' % (a.router_conn, "resume" if a.resume else "abort"))
+            raise FleetError('router "%s" has no moves to %s' % (show_conn(a.router_conn),
+                                                                "resume" if a.resume else "abort"))
         row = load_move(R, a.cluster)
         if row is None:
             raise FleetError('no move of cluster "%s" to %s' % (a.cluster, "resume" if a.resume else "abort"))
         if shard is not None and shard != row["shard"]:
             raise FleetError("the unfinished move is of logical shard %d, not %d" % (row["shard"], shard))
-        if a.to_conn is not None and a.to_conn != row["target"]:
-            raise FleetError('the unfinished move is to "%s", not to "%s"' % (row["target"], a.to_conn))
+        if a.to_conn is not None and not same_server(a.to_conn, row["target"]):
+            raise FleetError('the unfinished move is to "%s", not to "%s"'
+                             % (show_conn(row["target"]), show_conn(a.to_conn)))
+        if a.publisher_conn is not None and not same_server(a.publisher_conn, row["publisher"]):
+            raise FleetError('the unfinished move\'s new server connects to "%s", not to "%s"'
+                             % (show_conn(row["publisher"]), show_conn(a.publisher_conn)))
         # the file may be behind the router by this move, no more
         owner, _ = router_current_map(R, a.cluster)
         differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]
-                  and not (n == row["shard"] and fm.owner[n] in (row["source"], row["target"]))]
+                  and not (n == row["shard"] and (same_server(fm.owner[n], row["source"])
+                                                  or same_server(fm.owner[n], row["target"])))]
         if differ:
             raise FleetError("the map file and the router's map disagree on logical shards %s" % ranges(differ))
-        mv = Move(a, R, row)
+        mv = Move(a, R, row, resume_conns(a, fm, row))
         mv.check_row(owner)
         if a.drop and not mv.drop_retired:
             mv.record(drop_retired=True)
@@ -934,8 +1123,8 @@ def cmd_move(a):
                 mv.abort()
             else:
                 out("resume move of logical shard %d (%s) from step %s" % (mv.shard, mv.nsp, mv.state))
-                out("  from %s" % mv.source)
-                out("  to   %s" % mv.target)
+                out("  from %s" % show_conn(mv.source))
+                out("  to   %s" % show_conn(mv.target))
                 mv.run()
         except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
             note_error(R, mv, e)
@@ -947,25 +1136,30 @@ def cmd_move(a):
     source = fm.owner[shard]
     target = a.to_conn
     nsp = shard_schema(shard)
-    if source == target:
-        raise FleetError('the map already puts logical shard %d on "%s"' % (shard, target))
+    if same_server(source, target):
+        raise FleetError('the map already puts logical shard %d on "%s"' % (shard, show_conn(target)))
     unfinished = unfinished_move(R, a.cluster)
     if unfinished is not None:
         raise FleetError("logical shard %d of cluster \"%s\" is being moved (step %s, since %s); "
                          "finish it first with shardid-fleet move --resume or --abort"
                          % (unfinished[1], a.cluster, unfinished[2], unfinished[5]))
     out("move logical shard %d (%s)" % (shard, nsp))
-    out("  from %s" % source)
-    out("  to   %s" % target)
+    out("  from %s" % show_conn(source))
+    out("  to   %s" % show_conn(target))
     # the router's tables for moves (a router set up by an older
     # shardid-fleet lacks them)
     if one(R, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NULL"):
         raise FleetError('router "%s" has no table shardid_fleet.moves; run shardid-fleet router once more'
-                         % a.router_conn)
+                         % show_conn(a.router_conn))
     soid = preflight(a, fm, R, shard, source, target)
-    row = dict(cluster=a.cluster, shard=shard, token=secrets.token_hex(4), source=source, target=target,
-               publisher=a.publisher_conn or source, drop_retired=a.drop, state="prepared",
-               source_schema_oid=soid)
+    # the router records the connection strings without their secrets: a
+    # resumed move takes them from the map file, from TO_CONN and
+    # --publisher-conn given again, or from libpq's own sources
+    publisher = a.publisher_conn or source
+    conns = dict(source=source, target=target, publisher=publisher)
+    row = dict(cluster=a.cluster, shard=shard, token=secrets.token_hex(4), source=strip_secrets(source),
+               target=strip_secrets(target), publisher=strip_secrets(publisher), drop_retired=a.drop,
+               state="prepared", source_schema_oid=soid)
     try:
         mid = one(R, "INSERT INTO shardid_fleet.moves (cluster, shard, token, source, target, publisher, "
                      "drop_retired, state, source_schema_oid) VALUES (%(cluster)s, %(shard)s, %(token)s, "
@@ -975,13 +1169,32 @@ def cmd_move(a):
         raise FleetError('another move of cluster "%s" is unfinished' % a.cluster)
     row.update(id=mid, retired_schema=None, target_schema_oid=None, subscription_oid=None)
     kill_point("after:prepared")
-    mv = Move(a, R, row)
+    mv = Move(a, R, row, conns)
     try:
         mv.run()
     except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
         note_error(R, mv, e)
         raise
     return 0
+
+
+def resume_conns(a, fm, row):
+    """The connection strings of a recorded move, with the secrets the
+    operator gives again or the map file holds"""
+    def from_map(recorded):
+        for cs in fm.servers():
+            if same_server(cs, recorded):
+                return cs
+        return recorded
+    source = from_map(row["source"])
+    target = a.to_conn if a.to_conn is not None else from_map(row["target"])
+    if a.publisher_conn is not None:
+        publisher = a.publisher_conn
+    elif same_server(row["publisher"], row["source"]):
+        publisher = source
+    else:
+        publisher = row["publisher"]
+    return dict(source=source, target=target, publisher=publisher)
 
 
 def note_error(R, mv, e):

@@ -5,7 +5,7 @@ import os
 import psycopg
 from psycopg import sql
 
-from .common import FleetError, NSHARDS, out, pgerr, plural, ranges, shard_schema, warn
+from .common import FleetError, NSHARDS, out, pgerr, plural, ranges, shard_schema, show_conn, warn
 from .fleetmap import MapLock, load_map
 from .conn import (
     check_schema_trusted, check_search_path, connect, ensure_extension, extension_info, is_incoming,
@@ -23,7 +23,7 @@ def cmd_check(a):
     for conn in servers:
         n = len(m.shards_on(conn, all_shards=True))
         p = ranges(m.shards_on(conn))
-        out("  %s: %d logical shards, provisioned: %s" % (conn, n, p or "none"))
+        out("  %s: %d logical shards, provisioned: %s" % (show_conn(conn), n, p or "none"))
     if a.no_connect:
         return 0
     problems = 0
@@ -32,7 +32,7 @@ def cmd_check(a):
         try:
             c = connect(cs)
         except FleetError as e:
-            out("  server %s: unreachable (%s)" % (cs, e))
+            out("  server %s: unreachable (%s)" % (show_conn(cs), e))
             problems += 1
             continue
         with c:
@@ -59,7 +59,7 @@ def cmd_check(a):
                 found.append('schema "%s", on the search_path of the template and API files, holds %s'
                              % (path_schema, obj))
             out("  server %s: PostgreSQL %s, wal_level %s, %s, %s here"
-                % (cs, version, wal_level,
+                % (show_conn(cs), version, wal_level,
                    "shardid %s in schema %s" % (ext[1], ext[0]) if ext else "no extension shardid",
                    plural(len(live), "shard schema")))
             keys = public_id_keys(c, ext)
@@ -161,19 +161,19 @@ def cmd_apply(a):
             raise FleetError(
                 'logical shard %d is on "%s" (schema %s%s), but the map file puts it on "%s"; '
                 "the map file is out of date, nothing was changed"
-                % (n, elsewhere[0], shard_schema(n),
-                   ", the copy of an unfinished move" if is_incoming(live[elsewhere[0]][n]) else "", home)
+                % (n, show_conn(elsewhere[0]), shard_schema(n),
+                   ", the copy of an unfinished move" if is_incoming(live[elsewhere[0]][n]) else "", show_conn(home))
                 + "\nHINT: Use the map file that the last move wrote, and see shardid-fleet status.")
         if n in retired.get(home, ()):
             raise FleetError(
                 'logical shard %d was retired on "%s" by a move, and is on no other server of the map; '
-                "nothing was changed" % (n, home)
+                "nothing was changed" % (n, show_conn(home))
                 + "\nHINT: See shardid-fleet status; finish the move with shardid-fleet move --resume.")
 
     total_created = 0
     for cs in servers:
         c = conns[cs]
-        out("server %s" % cs)
+        out("server %s" % show_conn(cs))
         trusted = trusted_roles(c, [a.owner] if a.owner else [])
         ext_schema, created = ensure_extension(c, "shardid", a.extension_schema, trusted)
         out("  extension shardid: %s" % ("created" if created else "present"))

@@ -5,7 +5,7 @@ import os
 from psycopg import sql
 
 from .common import (
-    GATE_CLASS, FLEET_SCHEMA, FleetError, LOCK_CLASS, MARKER, NSHARDS, out, plural, ranges, warn)
+    FLEET_SCHEMA, FleetError, GATE_CLASS, LOCK_CLASS, MARKER, NSHARDS, out, plural, ranges, show_conn, warn)
 from .fleetmap import FleetMap, MapLock, load_map
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
@@ -337,8 +337,8 @@ def check_reroutes(old_owner, fm):
         return conns[cs]
 
     for n in changed:
-        old, new = old_owner[n], fm.owner[n]
-        lo, ln = live_on(old), live_on(new)
+        lo, ln = live_on(old_owner[n]), live_on(fm.owner[n])
+        old, new = show_conn(old_owner[n]), show_conn(fm.owner[n])
         if ln is None:
             raise FleetError('the map file routes logical shard %d to "%s", which cannot be reached to check '
                              "that it holds the shard; nothing was changed" % (n, new))
@@ -398,7 +398,7 @@ def cmd_status(a):
     problems = 0
     if owner is None:
         raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
-                         % (a.router_conn, a.cluster))
+                         % (show_conn(a.router_conn), a.cluster))
     changed_at = one(r, "SELECT c.changed_at FROM shardid_fleet.cluster AS c WHERE c.name OPERATOR(pg_catalog.=) %s",
                      (a.cluster,))
     out("cluster %s: router map version %d (changed %s)" % (a.cluster, version, changed_at))
@@ -407,14 +407,14 @@ def cmd_status(a):
         problems += 1
         out("  map file %s differs from the router for logical shards %s:" % (a.mapfile, ranges(differ)))
         for n in differ[:10]:
-            out('    %d: file "%s", router "%s"' % (n, fm.owner[n], owner[n]))
+            out('    %d: file "%s", router "%s"' % (n, show_conn(fm.owner[n]), show_conn(owner[n])))
     else:
         out("  map file %s agrees with the router" % a.mapfile)
     move = unfinished_move(r, a.cluster)
     if move is not None:
         problems += 1
         out("  move in flight: logical shard %d from %s to %s, step %s (started %s, last step %s)"
-            % (move[1], move[3], move[4], move[2], move[5], move[6]))
+            % (move[1], show_conn(move[3]), show_conn(move[4]), move[2], move[5], move[6]))
         if move[7]:
             out("    last error: %s" % move[7])
         out("    finish it with: shardid-fleet move --resume (or undo it with --abort, before step switched)")
@@ -426,7 +426,7 @@ def cmd_status(a):
                    AND m.state OPERATOR(pg_catalog.=) ANY ('{done,aborted}'::pg_catalog.text[])
                  ORDER BY m.id DESC LIMIT 5""", (a.cluster,)):
             out("  move %d: logical shard %d %s -> %s: %s %s%s"
-                % (mid, shard, src, dst, state, fin,
+                % (mid, shard, show_conn(src), show_conn(dst), state, fin,
                    ", writes paused %d ms" % paused if paused is not None else ""))
     servers = []
     for cs in owner + fm.owner:
@@ -438,7 +438,7 @@ def cmd_status(a):
             c = connect(cs)
         except FleetError as e:
             problems += 1
-            out("  server %s: unreachable: %s" % (cs, e))
+            out("  server %s: unreachable: %s" % (show_conn(cs), e))
             continue
         live = live_shards(c)
         wal_level = one(c, "SELECT pg_catalog.current_setting('wal_level')")
@@ -456,7 +456,7 @@ def cmd_status(a):
         extra = sorted(n for n in live if n not in expect and not is_incoming(live[n]))
         incoming = sorted(n for n in live if is_incoming(live[n]))
         out("  server %s: %d logical shards live%s, wal_level %s"
-            % (cs, len(set(live) - set(incoming)),
+            % (show_conn(cs), len(set(live) - set(incoming)),
                " (%s)" % ranges(sorted(set(live) - set(incoming))) if live else "", wal_level))
         if missing:
             problems += 1
