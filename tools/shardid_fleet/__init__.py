@@ -66,7 +66,8 @@ Modules, one job each:
   conn       connections, child programs, secrets and trust
   provision  check and apply
   router     the PL/Proxy router: router and status
-  move       moves and their state machine
+  move       a move and its state machine, step by step
+  movecmd    the move command: its checks, --resume and --abort
   cli        the command line
 """
 

@@ -9,7 +9,7 @@ from .common import FleetError, PROG, mask, pgerr
 from .conn import conn_arg
 from .provision import cmd_apply, cmd_check
 from .router import cmd_router, cmd_status
-from .move import cmd_move
+from .movecmd import cmd_move
 
 
 #
