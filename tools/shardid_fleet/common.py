@@ -52,7 +52,7 @@ _FIRST_KEYS = ("service", "host", "hostaddr", "port", "dbname", "user")
 # a libpq value: one masked already (by show_conn, followed by the end of
 # the string it was printed in), quoted ('...', backslash escapes, possibly
 # unterminated) or bare (up to white space, backslash escapes)
-_PW_KEYWORD = re.compile(r"""((?:ssl)?password\s*=\s*)(\*{8}(?=\s|$|":|:\s|:$|"\s|"$|"\)|\))|'(?:[^'\\]|\\.|\\$)*(?:'|$)|(?:[^\s\\]|\\.|\\$)*)""",
+_PW_KEYWORD = re.compile(r"""((?:ssl)?password\s*=\s*)(\*{8}(?=[\s"':;,.)]|$)|'(?:[^'\\]|\\.|\\$)*(?:'|$)|(?:[^\s\\]|\\.|\\$)*)""",
                          re.I | re.S)
 _PW_URI = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)([^@\s]*)(@)", re.I)
 _PW_URI_PARAM = re.compile(r"([?&](?:ssl)?password=)([^&\s]*)", re.I)
