@@ -4,6 +4,7 @@
 # afterwards; the system's installation is not touched), and run every
 # test suite against real servers:
 #   unit      the pure codec and rule in C (test/unit)
+#   fleet cli shardid-fleet's options against its --help and manual page
 #   regress   pg_regress suites in sql/ and expected/
 #   isolation isolation specs in specs/
 #   tap       TAP tests in test/t (each starts the servers it needs)
@@ -40,7 +41,7 @@ done
 
 echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
-	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev
+	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev groff-base
 
 # Each suite adds how many of its tests passed and failed; a suite that
 # fails without saying which test failed counts as one failed test.
@@ -90,6 +91,12 @@ count unit $rc "${p:-0}" "${f:-0}"
 rc=0
 make -s -C test/unit fuzz FUZZ_SECONDS=20 || rc=$?
 count fuzz $rc $((rc == 0)) $((rc != 0))
+
+# shardid-fleet's command line against its --help and its manual page
+rc=0
+/usr/bin/python3 test/fleet_cli.py 2>&1 | tee "$log" || rc=$?
+read -r p f < <(sed -n 's/^fleet-cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+count "fleet cli" $rc "${p:-0}" "${f:-0}"
 
 run_regress() {
 	cluster_start "$work/data" || return 1
