@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# test/package.sh: build the Debian package postgresql-NN-shardid for each
-# PostgreSQL major version, check it with lintian, and test it as a user
-# gets it: installed with apt into a clean Debian root, then the regression
-# and isolation suites (debian/tests/installcheck, as autopkgtest runs it)
-# against the installed files, from a source tree that was never built.
+# test/package.sh: build the Debian packages postgresql-NN-shardid for each
+# PostgreSQL major version, and shardid-fleet (Architecture: all, made by
+# every version's build, in that version's Debian release), check them with
+# lintian, and test them as a user gets them: installed with apt into a
+# clean Debian root, then for the extension the regression and isolation
+# suites (debian/tests/installcheck, as autopkgtest runs it) against the
+# installed files, from a source tree that was never built, and for
+# shardid-fleet debian/tests/fleet-cli (--help, check --no-connect, the
+# manual page).
 #
 #   15  built and tested in Debian 12 bookworm roots
 #   17  built and tested in Debian 13 trixie roots
@@ -23,7 +27,8 @@
 #   --build-only  build only: no lintian, no installed-package test
 #
 # Run as root.  Closes with "package: N passed, N failed", counting per
-# version the build, lintian, and the installed-package test.
+# version the build, lintian, the installed extension's test and the
+# installed shardid-fleet's test.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -108,14 +113,20 @@ build() {
 		{ tail -n 40 "$log"; root_leave "$dir"; return 1; }
 	find "$dir/root/build" -maxdepth 1 -type f -exec cp {} "$dest"/ \;
 	root_leave "$dir"
-	ls "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb >/dev/null || return 1
+	# the version's extension package, and shardid-fleet: every version's
+	# build makes it anew, from its own release, into its own directory
+	ls "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb \
+		"$dest"/shardid-fleet_"$debver"_all.deb >/dev/null || return 1
 	echo "built: $(cd "$dest" && ls ./*.deb | tr '\n' ' ')"
 	dpkg-deb -f "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb Depends
+	dpkg-deb -f "$dest"/shardid-fleet_"$debver"_all.deb Depends
 }
 
-# check V: lintian on what build V made, every tag down to pedantic and
+# check V: lintian on what build V made (the .changes: the source, the
+# extension package and shardid-fleet), every tag down to pedantic and
 # the overridden ones too (each override in debian/ says why); fails on
-# an error or a warning that is not overridden.
+# an error or a warning that is not overridden, or when the .changes
+# lacks one of the packages.
 lint_dir=
 check() {
 	local v=$1 tags
@@ -126,6 +137,10 @@ check() {
 		root_run "$lint_dir" sh -c 'apt-get update -q && apt-get install -y -q lintian' \
 			>"$run/lintian-install.log" 2>&1 || { cat "$run/lintian-install.log"; return 1; }
 	fi
+	local changes=$out/$v/shardid_${debver}_$arch.changes deb
+	for deb in postgresql-"$v"-shardid_"$debver"_"$arch".deb shardid-fleet_"$debver"_all.deb; do
+		grep -q " $deb\$" "$changes" || { echo "$changes lists no $deb"; return 1; }
+	done
 	rm -rf "$lint_dir/root/lint"
 	mkdir -p "$lint_dir/root/lint"
 	cp "$out/$v"/* "$lint_dir/root/lint/"
@@ -176,6 +191,60 @@ test_installed() {
 	return $rc
 }
 
+# test_fleet V: in a clean root of V's release, apt install the
+# shardid-fleet package that build V made (which brings python3,
+# python3-psycopg and postgresql-client), check where its files are and
+# that it holds no byte code, run debian/tests/fleet-cli (--help names
+# every command, each command's --help, check --no-connect on a map and on
+# a broken one, the manual page) and check --no-connect on the example
+# map, format the manual page with man and no warning, then purge the
+# package (after runs as root) and check that no file is left.
+test_fleet() {
+	local v=$1 dir=$run/root-fleet-$1 rc=0 deb=shardid-fleet_${debver}_all.deb
+	if dpkg-deb -c "$out/$v/$deb" | grep -E '__pycache__|\.pyc$'; then
+		echo "$deb holds byte code"
+		return 1
+	fi
+	root_enter "$v" "$dir" || return 1
+	mkdir -p "$dir/root/debs"
+	cp "$out/$v/$deb" "$dir/root/debs/"
+	copy_tree "$here" "$dir/root/src/shardid"
+	root_run "$dir" bash -euc "
+		apt-get update -q
+		for p in shardid-fleet python3-psycopg; do
+			if dpkg -s \$p >/dev/null 2>&1; then
+				echo \"the root is not clean: \$p is installed already\"; exit 1
+			fi
+		done
+		apt-get install -y -q --no-install-recommends /debs/$deb
+		dpkg -s shardid-fleet | grep -E '^(Status|Version|Depends):'
+		dpkg -s python3-psycopg postgresql-client | grep -E '^(Package|Status|Version):'
+		command -v psql pg_dump
+		ls -l /usr/bin/shardid-fleet /usr/share/shardid-fleet/shardid_fleet \
+			/usr/share/man/man1/shardid-fleet.1.gz /usr/share/doc/shardid-fleet
+		cd /src/shardid
+		debian/tests/fleet-cli
+		shardid-fleet check --no-connect tools/examples/fleet.map
+		shardid-fleet check --no-connect /usr/share/doc/shardid-fleet/examples/fleet.map
+		# the manual page as man shows it, with groff's warnings
+		apt-get install -y -q --no-install-recommends man-db
+		[ \"\$(man -w shardid-fleet)\" = /usr/share/man/man1/shardid-fleet.1.gz ]
+		warnings=\$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z \\
+			/usr/share/man/man1/shardid-fleet.1.gz 2>&1 >/dev/null)
+		[ -z \"\$warnings\" ] || { echo \"man: \$warnings\"; exit 1; }
+		MANWIDTH=80 man shardid-fleet 2>&1 | sed -n '1,12p'
+		echo 'man shardid-fleet: no warnings'
+		apt-get purge -y -q shardid-fleet
+		if ls -d /usr/bin/shardid-fleet /usr/share/shardid-fleet /usr/share/doc/shardid-fleet \\
+				/usr/share/man/man1/shardid-fleet.1.gz 2>/dev/null; then
+			echo 'purge left files behind'; exit 1
+		fi
+		echo 'purged: no files left'
+	" || rc=$?
+	root_leave "$dir" || rc=1
+	return $rc
+}
+
 for v in $versions; do
 	where="$(root_suite "$v") root"
 	step "PostgreSQL $v: build ($where)" build "$v"
@@ -184,9 +253,11 @@ for v in $versions; do
 		step "PostgreSQL $v: lintian" check "$v"
 		step "PostgreSQL $v: apt install into a clean $(root_suite "$v") root, installcheck" \
 			test_installed "$v"
+		step "PostgreSQL $v: shardid-fleet: apt install into a clean $(root_suite "$v") root, --help, check, man page" \
+			test_fleet "$v"
 	else
-		failed=$((failed + 2))
-		summary+=("FAILED PostgreSQL $v: lintian and test skipped, no package")
+		failed=$((failed + 3))
+		summary+=("FAILED PostgreSQL $v: lintian and tests skipped, no package")
 	fi
 done
 

@@ -4,6 +4,7 @@
 # afterwards; the system's installation is not touched), and run every
 # test suite against real servers:
 #   unit      the pure codec and rule in C (test/unit)
+#   fleet cli shardid-fleet's options against its --help and manual page
 #   regress   pg_regress suites in sql/ and expected/
 #   isolation isolation specs in specs/
 #   clients   the JS and Python client libraries in clients/ (unit tests,
@@ -44,7 +45,7 @@ done
 
 echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
-	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev
+	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev groff-base
 # ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
 # psycopg2, Node.js and npm (a nodejs that ships its own npm, as
 # NodeSource's does, conflicts with Debian's npm package: keep that one)
@@ -99,6 +100,12 @@ count unit $rc "${p:-0}" "${f:-0}"
 rc=0
 make -s -C test/unit fuzz FUZZ_SECONDS=20 || rc=$?
 count fuzz $rc $((rc == 0)) $((rc != 0))
+
+# shardid-fleet's command line against its --help and its manual page
+rc=0
+/usr/bin/python3 test/fleet_cli.py 2>&1 | tee "$log" || rc=$?
+read -r p f < <(sed -n 's/^fleet-cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+count "fleet cli" $rc "${p:-0}" "${f:-0}"
 
 # The regress server has the spec's two test keys of public IDs
 # (sql/public.sql): a PGC_SIGHUP setting, so in its configuration file.
