@@ -138,7 +138,7 @@ count "regress and isolation" $rc \
 # nodejs and npm unless their commands are already there (a NodeSource
 # nodejs carries its own npm, which Debian's npm package would clash with).
 run_clients() {
-	local dir=$work/src-tree/clients out=$work/clients p=0 f=0 n rc wanted got wheel sdist
+	local dir=$work/src-tree/clients out=$work/clients p=0 f=0 n rc wanted got wheel sdist tgz
 	local pkgs=()
 	command -v node >/dev/null || pkgs+=(nodejs)
 	command -v npm >/dev/null || pkgs+=(npm)
@@ -155,12 +155,14 @@ run_clients() {
 	n=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$out/js.log" | tail -n 1); f=$((f + ${n:-0}))
 	[ $rc -ne 0 ] && [ "${n:-0}" -eq 0 ] && f=$((f + 1))
 
-	# the npm package holds exactly these files
+	# npm pack makes the package, which holds exactly these files
 	wanted="README.md index.d.ts index.js package.json"
-	got=$(cd "$dir/js" && npm_config_update_notifier=false npm pack --dry-run --json 2>"$out/npm.log" |
+	got=$(cd "$dir/js" && npm_config_update_notifier=false npm pack --pack-destination "$out" --json 2>"$out/npm.log" |
 		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[0].files.map(x=>x.path).sort().join(" ")))') || got="npm pack failed: $(cat "$out/npm.log")"
-	if [ "$got" = "$wanted" ]; then
-		echo "ok - npm pack: $got"; p=$((p + 1))
+	tgz=$(ls "$out"/shardid-*.tgz 2>/dev/null || true)
+	if [ "$got" = "$wanted" ] && [ -n "$tgz" ] &&
+		[ "$(tar tzf "$tgz" | sed 's,^package/,,' | sort | tr '\n' ' ')" = "$wanted " ]; then
+		echo "ok - npm pack: $(basename "$tgz"): $got"; p=$((p + 1))
 	else
 		echo "not ok - npm pack: $got (wanted $wanted)"; f=$((f + 1))
 	fi

@@ -13,6 +13,10 @@
 #     double, or Number() in JavaScript) would have changed it.  The first
 #     key of a fresh sequence has seq 1: its lowest bit is set, and a
 #     double beyond 2^61 has no bit below 2^9, so the rounding is certain.
+# Then the JavaScript client library (clients/js) against the server
+# through node-postgres: 5,000 IDs that shardid_next made, read back as
+# text, decoded, shortcoded, made public under the spec's test keys and
+# sent through the library's JSON, all as the server's own functions say.
 # Then the backfill recipe (SQL): IDs minted at past times in a shard kept
 # for backfills sort by their times and never equal a live ID, while the
 # same backfill in the live shard would have minted every live ID again.
@@ -40,6 +44,9 @@ my $root = File::Spec->rel2abs(dirname(__FILE__) . '/../..');
 my $orm = "$root/test/orm";
 
 my $node = shardid_node('orm');
+# the spec's test keys of public IDs, for the client library's check
+my $test_keys = '1:000102030405060708090a0b0c0d0e0f, 2:0f0e0d0c0b0a09080706050403020100';
+$node->append_conf('postgresql.conf', "shardid.public_id_keys = '$test_keys'");
 $node->start;
 my $superuser = $node->safe_psql('postgres', 'SELECT current_user');
 my $two53 = '9007199254740992';
@@ -163,6 +170,30 @@ sub check_key
 	ok(rounded($r->{naive_number}, $id), 'node-postgres: Number(id) rounds the key');
 	is($r->{naive_number_exact}, 'false',
 		'node-postgres: ... and the rounded value is not the key');
+}
+
+# ---- The JavaScript client library (clients/js) against the server,
+# through node-postgres: 5,000 IDs made by shardid_next, each decoded,
+# shortcoded, made public (the server has the spec's test keys) and sent
+# through the library's JSON, agree with the server's own functions
+{
+	my $modules = $ENV{SHARDID_NODE_MODULES} // '';
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	PostgreSQL::Test::Utils::append_to_file("$dir/clients_js_server.mjs",
+		slurp_file("$orm/clients_js_server.mjs"));
+	symlink($modules, "$dir/node_modules") if $modules ne '';
+	local $ENV{SHARDID_CLIENT_JS} = "$root/clients/js/index.js";
+	local $ENV{SHARDID_TEST_KEYS} = $test_keys;
+	my ($rc, $r) = run_recipe('clientsjs', 'node', "$dir/clients_js_server.mjs");
+	is($rc, 0, 'clients/js: runs against the server through node-postgres');
+	is($r->{rows}, '5000', 'clients/js: 5,000 IDs read back');
+	is($r->{decode_mismatches}, '0', 'clients/js: decode() agrees with the server on every ID');
+	is($r->{shortcode_mismatches}, '0', 'clients/js: shortcodes agree, both ways');
+	is($r->{public_mismatches}, '0', 'clients/js: public IDs agree with shardid_public()');
+	is($r->{private_mismatches}, '0', 'clients/js: and decode back to the ID');
+	is($r->{json_mismatches}, '0', 'clients/js: stringify/parse keep every ID exact');
+	cmp_ok($r->{number_rounded} // 0, '>', 0, 'clients/js: where Number() would have rounded IDs');
+	is($r->{json_found}, '1', 'clients/js: the server finds the row by the ID the library wrote');
 }
 
 # ---- Backfill (docs/orm.md): live posts on shard 1; old posts imported at

@@ -65,7 +65,7 @@ PLPROXY_FUNCS = {
     "get_cluster_version(text)": sql.SQL("""
         {} FUNCTION plproxy.get_cluster_version(cluster_name pg_catalog.text)
         RETURNS pg_catalog.int4
-        LANGUAGE plpgsql STABLE
+        LANGUAGE plpgsql VOLATILE
         SET search_path = pg_catalog, pg_temp
         AS $fn$
         DECLARE
@@ -74,7 +74,10 @@ PLPROXY_FUNCS = {
             -- the gate: while a move of the cluster fences and switches a
             -- shard (tens of milliseconds), calls wait here, and then read
             -- the new map.  Taken and given back in one expression, so no
-            -- call keeps it; the move holds it exclusively.
+            -- call keeps it; the move holds it exclusively.  VOLATILE, so
+            -- that the version below is read with a snapshot taken after
+            -- the wait, not the calling statement's (STABLE would route a
+            -- call that waited by the old map).
             BEGIN
                 PERFORM pg_catalog.pg_advisory_lock_shared({gate}, pg_catalog.hashtext(cluster_name)),
                         pg_catalog.pg_advisory_unlock_shared({gate}, pg_catalog.hashtext(cluster_name));
