@@ -139,6 +139,17 @@ root_enter() {
 	mkdir -p "$MATRIX_CACHE/apt-$suite/partial"
 	mount --bind "$MATRIX_CACHE/apt-$suite" "$r/var/cache/apt/archives" || return 1
 	cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
+	# The host's local certificate authorities (a site's TLS proxy, say):
+	# the root trusts what the host trusts, as a new machine on this
+	# network would, so that npm reaches its registry.  ca-certificates
+	# adds them to the root's store when it is installed, or here if it is.
+	if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+		mkdir -p "$r/usr/local/share/ca-certificates"
+		cp /usr/local/share/ca-certificates/*.crt "$r/usr/local/share/ca-certificates/"
+		if [ -x "$r/usr/sbin/update-ca-certificates" ]; then
+			chroot "$r" /usr/sbin/update-ca-certificates >/dev/null 2>&1 || true
+		fi
+	fi
 }
 
 # root_run DIR COMMAND...: run COMMAND in the root at DIR, as root, with a
@@ -149,6 +160,7 @@ root_run() {
 	chroot "$dir/root" /usr/bin/env -i \
 		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TERM=dumb DEBIAN_FRONTEND=noninteractive \
+		NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
 		"$@"
 }
 
