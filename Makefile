@@ -23,7 +23,7 @@ EXTENSION = shardid
 DATA = shardid--1.0.sql shardid--1.0--1.1.sql shardid--1.1--1.2.sql
 DATA_built = shardid--1.2.sql
 
-REGRESS = setup codec errors shortcode markings next properties provision adopt partitions public
+REGRESS = setup codec errors shortcode markings next properties provision adopt partitions public vectors
 REGRESS_OPTS = --load-extension=shardid
 ISOLATION = concurrent drop
 ISOLATION_OPTS = --load-extension=shardid

@@ -132,7 +132,7 @@ count "regress and isolation" $rc \
 
 # ---- client libraries (clients/js, clients/python) --------------------
 # Their unit tests and every vector of test/vectors/vectors.json (which
-# test/t/096_vectors.pl checks against the extension), the npm package's
+# the regress suite vectors checks against the extension), the npm package's
 # file list, and the Python wheel and sdist, built offline from Debian's
 # build packages.  Runs in the copy of the tree; installs what it needs:
 # nodejs and npm unless their commands are already there (a NodeSource
