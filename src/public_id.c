@@ -18,6 +18,12 @@
  * uses it, naming the entry but not its text.  The postmaster logs a
  * reloaded setting's new value ("parameter ... changed to ..."); the
  * emit_log_hook below rewrites that one message to leave the value out.
+ * ALTER SYSTEM is refused for the setting (GUC_DISALLOW_IN_AUTO_FILE), so
+ * no key is written to postgresql.auto.conf, which base backups copy; and
+ * a statement that names the setting (ALTER SYSTEM, SET, anything that
+ * fails or is logged) is never written to the log: the hook hides the
+ * STATEMENT line of its errors and the text of log_statement and
+ * log_min_duration_statement lines.
  *
  * Each backend parses the list, and expands the keys, once for each value
  * the setting takes: the assign hook marks the parse stale, and the next
@@ -32,6 +38,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "tcop/tcopprot.h"
 #include "utils/builtins.h"
 #include "utils/elog.h"
 #include "utils/guc.h"
@@ -41,6 +48,10 @@
 #include "speck.h"
 
 #define PUBLIC_ID_KEYS_NAME "shardid.public_id_keys"
+/* what a statement that names the setting contains, in any case */
+#define PUBLIC_ID_KEYS_TAIL "public_id_keys"
+/* what the log says instead of such a statement */
+#define HIDDEN_STATEMENT "(text hidden: it names " PUBLIC_ID_KEYS_NAME ")"
 
 PG_FUNCTION_INFO_V1(shardid_public);
 PG_FUNCTION_INFO_V1(shardid_private);
@@ -75,7 +86,8 @@ shardid_public_id_define(void)
 							   &public_id_keys,
 							   "",
 							   PGC_SIGHUP,
-							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE |
+							   GUC_DISALLOW_IN_AUTO_FILE,
 							   NULL, public_id_keys_assign, NULL);
 
 	prev_emit_log_hook = emit_log_hook;
@@ -89,10 +101,45 @@ public_id_keys_assign(const char *newval, void *extra)
 	keys_stale = true;
 }
 
+/* Does text contain PUBLIC_ID_KEYS_TAIL, in any case? */
+static bool
+names_keys(const char *text)
+{
+	size_t		n = strlen(PUBLIC_ID_KEYS_TAIL);
+
+	if (text == NULL)
+		return false;
+	for (; *text != '\0'; text++)
+		if (pg_strncasecmp(text, PUBLIC_ID_KEYS_TAIL, n) == 0)
+			return true;
+	return false;
+}
+
+/* Is the role running this session's statements a superuser? */
+static bool
+is_superuser_session(void)
+{
+	const char *v = GetConfigOption("is_superuser", true, false);
+
+	return v != NULL && strcmp(v, "on") == 0;
+}
+
 /*
- * The postmaster's report of a reloaded setting, "parameter \"%s\" changed
- * to \"%s\"", would write the keys to the log: keep the name, drop the
- * value.  Matched on the untranslated format, so in every language.
+ * Keep the keys out of the server log.  Formats are matched untranslated
+ * (message_id), so in every language.
+ *
+ * - The postmaster's report of a reloaded setting, "parameter \"%s\"
+ *   changed to \"%s\"": keep the name, drop the value.
+ * - A message logged while a superuser's statement that names the setting
+ *   runs (an ALTER SYSTEM or SET refused, say): no STATEMENT line.
+ * - log_statement's and log_min_duration_statement's lines of such a
+ *   statement: the text is left out, the duration kept; their DETAIL
+ *   (bind parameters) too.
+ * Only superusers' statements are hidden: only they can set the keys,
+ * and they could turn statement logging off anyway; a plain role's
+ * statement that names the setting is logged as any other, so naming it
+ * in a comment hides nothing from an auditor.  is_superuser is read as a
+ * setting, which needs no catalog access while an error is reported.
  */
 static void
 public_id_emit_log(ErrorData *edata)
@@ -101,6 +148,26 @@ public_id_emit_log(ErrorData *edata)
 		strcmp(edata->message_id, "parameter \"%s\" changed to \"%s\"") == 0 &&
 		strstr(edata->message, PUBLIC_ID_KEYS_NAME) != NULL)
 		edata->message = pstrdup("parameter \"" PUBLIC_ID_KEYS_NAME "\" changed");
+	else if (edata->output_to_server && names_keys(debug_query_string) &&
+			 is_superuser_session())
+	{
+		edata->hide_stmt = true;
+		if (edata->message_id != NULL && edata->message != NULL &&
+			names_keys(edata->message) &&
+			(strncmp(edata->message_id, "statement: ", 11) == 0 ||
+			 strncmp(edata->message_id, "duration: ", 10) == 0 ||
+			 strcmp(edata->message_id, "%s %s%s%s: %s") == 0))
+		{
+			const char *gap = strstr(edata->message, " ms  ");
+
+			edata->message =
+				strncmp(edata->message_id, "duration: ", 10) == 0 && gap != NULL ?
+				psprintf("%.*s ms  statement: " HIDDEN_STATEMENT,
+						 (int) (gap - edata->message), edata->message) :
+				pstrdup("statement: " HIDDEN_STATEMENT);
+			edata->detail = NULL;
+		}
+	}
 
 	if (prev_emit_log_hook)
 		prev_emit_log_hook(edata);

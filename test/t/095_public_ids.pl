@@ -14,6 +14,11 @@
 #     (22P02);
 #   - an invalid list is refused at use (55000, naming the entry), and no
 #     key, valid or not, ever reaches the server log;
+#   - ALTER SYSTEM is refused for the setting (nothing reaches
+#     postgresql.auto.conf), and with every statement logged, a
+#     superuser's ALTER SYSTEM or SET carrying a key leaves no key in the
+#     log, while a plain role's statement that names the setting is
+#     logged as any other;
 #   - without shared_preload_libraries, the library loaded by a backend
 #     picks the keys up from the configuration file.
 
@@ -161,7 +166,57 @@ like($err, qr/55000|is invalid/, 'and so does shardid_public_keys()');
 ok(set_keys("2:$k2", "SELECT shardid_private('$pub2')", $id),
 	'a corrected list works again');
 
+# 5b. ALTER SYSTEM and SET, with every statement logged (the test
+# cluster's log_statement = 'all'), then with durations instead.
+is(sql_error($node, "ALTER SYSTEM SET shardid.public_id_keys = '1:$k1'"),
+	'55P02: parameter "shardid.public_id_keys" cannot be changed',
+	'ALTER SYSTEM SET of the keys is refused with 55P02');
+is(sql_error($node, "ALTER SYSTEM SET SHARDID.PUBLIC_ID_KEYS = '2:$k2'"),
+	'55P02: parameter "shardid.public_id_keys" cannot be changed',
+	'in capitals too');
+my $auto = slurp_file($node->data_dir . '/postgresql.auto.conf');
+unlike($auto, qr/public_id_keys|$k1|$k2/i,
+	'postgresql.auto.conf holds no key');
+is(sql_error($node, "SET shardid.public_id_keys = '1:$k1'"),
+	'55P02: parameter "shardid.public_id_keys" cannot be changed now',
+	'SET of the keys is refused with 55P02');
+is(sql_error($node, "SELECT 'key $k2' AS pasted_by_mistake -- shardid.public_id_keys"),
+	'no error', "a superuser's statement naming the setting runs");
+is( $node->safe_psql(
+		'postgres', "SELECT 'plain_role_marker' -- names public_id_keys",
+		extra_params => [ '-U', 'app' ]),
+	'plain_role_marker',
+	"a plain role's statement naming the setting runs");
+$node->append_conf('postgresql.conf',
+	"log_statement = 'none'\nlog_min_duration_statement = 0\n");
+$node->reload;
+$node->poll_query_until('postgres', 'SHOW log_statement', 'none')
+  or die 'log_statement was not reloaded';
+is(sql_error($node, "SELECT 'key $k1' AS timed -- shardid.public_id_keys"),
+	'no error', 'and again with only durations logged');
+is(sql_error($node, "ALTER SYSTEM SET shardid.public_id_keys = '1:$k1'"),
+	'55P02: parameter "shardid.public_id_keys" cannot be changed',
+	'ALTER SYSTEM SET of the keys is refused then too');
+$node->append_conf('postgresql.conf',
+	"log_statement = 'all'\nlog_min_duration_statement = -1\n");
+$node->reload;
+$node->poll_query_until('postgres', 'SHOW log_statement', 'all')
+  or die 'log_statement was not reloaded';
+
 my $log = slurp_file($node->logfile);
+my $hidden = qr/statement: \(text hidden: it names shardid\.public_id_keys\)$/m;
+like($log, qr/LOG:  $hidden/,
+	"log_statement's line of a superuser's statement naming the setting leaves the text out");
+like($log, qr/LOG:  duration: [0-9.]+ ms  $hidden/,
+	"log_min_duration_statement's line keeps the duration, not the text");
+like($log, qr/ERROR:  parameter "shardid.public_id_keys" cannot be changed$/m,
+	'the refusal is logged');
+unlike($log, qr/STATEMENT:.*(ALTER SYSTEM|SET shardid|pasted_by_mistake|timed)/i,
+	'with no STATEMENT line');
+like($log, qr/statement: SELECT 'plain_role_marker' -- names public_id_keys$/m,
+	"a plain role's statement naming the setting is logged whole (nothing hides it from an auditor)");
+like($log, qr/statement: SHOW log_statement$/m,
+	'other statements are logged whole');
 like($log, qr/parameter "shardid.public_id_keys" changed$/m,
 	'the log says the setting changed');
 unlike($log, qr/$k1|$k2|$bad|deadbeef/i,
