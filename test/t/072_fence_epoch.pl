@@ -242,7 +242,10 @@ sub fence_held
 # =====================================================================
 # A. A database any role can stop, tried as mallory.
 # =====================================================================
-my $node = shardid_node('attack', 'shardid.max_databases = 4');
+# With the spec's test keys of public IDs, so that mallory's calls of the
+# public-ID functions run rather than stop at "no keys".
+my $node = shardid_node('attack', 'shardid.max_databases = 4',
+	"shardid.public_id_keys = '1:000102030405060708090a0b0c0d0e0f, 2:0f0e0d0c0b0a09080706050403020100'");
 $node->start;
 $node->safe_psql(
 	'postgres', qq{
@@ -518,6 +521,15 @@ SELECT shardid_shard(9223372036854775807), shardid_seq(9223372036854775807);} ],
 SELECT shardid_from_shortcode('H__________'), shardid_from_shortcode('I__________');
 SELECT shardid_from_shortcode(''), shardid_from_shortcode('AAA'), shardid_from_shortcode(repeat('_', 100000));
 SELECT shardid_to_shortcode(-1), shardid_to_shortcode(9223372036854775807);} ],
+	[ 'shardid_public', 'hostile IDs, strings and key versions' => q{
+SELECT shardid_public(-1), shardid_public(0, 63), shardid_public(9223372036854775807, 2147483647);
+SELECT shardid_public(9223372036854775807), shardid_public(1, -2147483648);
+SELECT shardid_private(''), shardid_private(repeat('_', 100000)), shardid_private('C' || repeat('_', 11));
+SELECT shardid_private(E'BH_PAV9oO-h\u00e9'), shardid_private('BH_PAV9oO-hH'), shardid_private(NULL);
+SELECT shardid_public_bigint(-1, 1), shardid_public_bigint(9223372036854775807, 64);
+SELECT shardid_private_bigint(-9223372036854775808, 2), shardid_private_bigint(9223372036854775807, 1);
+SELECT count(*) FROM generate_series(1, 100000) AS i WHERE shardid_private(shardid_public(i)) <> i;
+SELECT * FROM shardid_public_keys();} ],
 	[ 'views', 'statistics, fences and the epoch' => q{
 SELECT * FROM shardid_stats;
 SELECT * FROM shardid_stats();
@@ -568,7 +580,8 @@ my %tried = (
 	  shardid_from_shortcode shardid_epoch shardid_stats shardid_stats_info
 	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all
 	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status
-	  shardid_partition_step_start shardid_shard_tables));
+	  shardid_partition_step_start shardid_shard_tables shardid_private
+	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
 check_ids($node, 'postgres', 'A: after the hostile calls');
