@@ -155,10 +155,12 @@ run_clients() {
 	n=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$out/js.log" | tail -n 1); f=$((f + ${n:-0}))
 	[ $rc -ne 0 ] && [ "${n:-0}" -eq 0 ] && f=$((f + 1))
 
-	# npm pack makes the package, which holds exactly these files
+	# npm pack makes the package, which holds exactly these files.  Its
+	# --json report is an array of packages up to npm 11, an object keyed
+	# by package name from npm 12 (Debian forky's).
 	wanted="README.md index.d.ts index.js package.json"
 	got=$(cd "$dir/js" && npm_config_update_notifier=false npm pack --pack-destination "$out" --json 2>"$out/npm.log" |
-		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[0].files.map(x=>x.path).sort().join(" ")))') || got="npm pack failed: $(cat "$out/npm.log")"
+		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const r=Array.isArray(j)?j[0]:Object.values(j)[0];console.log(r.files.map(x=>x.path).sort().join(" "))})') || got="npm pack failed: $(cat "$out/npm.log")"
 	tgz=$(ls "$out"/shardid-*.tgz 2>/dev/null || true)
 	if [ "$got" = "$wanted" ] && [ -n "$tgz" ] &&
 		[ "$(tar tzf "$tgz" | sed 's,^package/,,' | sort | tr '\n' ' ')" = "$wanted " ]; then
