@@ -42,8 +42,8 @@ BEGIN
 	FOR par IN
 		SELECT DISTINCT u.rel::pg_catalog.oid AS oid, n.nspname, c.relname
 		  FROM pg_catalog.unnest(parents) AS u(rel)
-		  LEFT JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) u.rel
-		  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		  LEFT JOIN pg_catalog.pg_class AS c ON c.oid = u.rel
+		  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
 		 ORDER BY n.nspname, c.relname, 1
 	LOOP
 		parent := par.oid::pg_catalog.regclass;
@@ -60,13 +60,13 @@ BEGIN
 			action := w.action;
 			range_start := w.range_start;
 			range_end := w.range_end;
-			n_made := n_made OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'created')::pg_catalog.int4;
-			n_dropped := n_dropped OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'dropped')::pg_catalog.int4;
-			n_busy := n_busy OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'busy')::pg_catalog.int4;
-			IF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
-				n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
+			n_made := n_made + (w.action = 'created')::pg_catalog.int4;
+			n_dropped := n_dropped + (w.action = 'dropped')::pg_catalog.int4;
+			n_busy := n_busy + (w.action = 'busy')::pg_catalog.int4;
+			IF w.action = 'pruned' THEN
+				n_pruned := n_pruned + w.moved;
 			ELSE
-				n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
+				n_moved := n_moved + w.moved;
 			END IF;
 			RETURN NEXT;
 		END LOOP;
@@ -76,8 +76,8 @@ BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
 				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
 			VALUES (par.oid, step, premake, retain, epoch,
-					CASE WHEN n_busy OPERATOR(pg_catalog.>) 0 THEN 'busy' ELSE 'ok' END,
-					CASE WHEN n_busy OPERATOR(pg_catalog.>) 0 THEN '55P03' END, NULL,
+					CASE WHEN n_busy > 0 THEN 'busy' ELSE 'ok' END,
+					CASE WHEN n_busy > 0 THEN '55P03' END, NULL,
 					n_made, n_dropped, n_moved, n_pruned);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;

@@ -34,9 +34,9 @@ BEGIN
 		  FROM (SELECT DISTINCT ON (o.parent) o.*
 				  FROM @extschema@.shardid_partition_log AS o
 				 ORDER BY o.parent, o.ran_at DESC) AS g
-		  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) g.parent
-		  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-		  JOIN pg_catalog.pg_partitioned_table AS pt ON pt.partrelid OPERATOR(pg_catalog.=) c.oid
+		  JOIN pg_catalog.pg_class AS c ON c.oid = g.parent
+		  JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+		  JOIN pg_catalog.pg_partitioned_table AS pt ON pt.partrelid = c.oid
 		 ORDER BY n.nspname, c.relname
 	LOOP
 		parent := l.rel;
@@ -48,27 +48,26 @@ BEGIN
 		  INTO partitions, los, his
 		  FROM @extschema@.shardid_partition_ranges(l.parent) AS b;
 		oldest_start := CASE WHEN los IS NULL THEN NULL
-							 WHEN los[1] OPERATOR(pg_catalog.<) 0 THEN '-infinity'
+							 WHEN los[1] < 0 THEN '-infinity'
 							 ELSE @extschema@.shardid_created_at(los[1]::pg_catalog.int8, l.epoch) END;
 		-- the run of partitions, each starting where the one before ends,
 		-- from the one that holds now()
 		covered_until := NULL;
 		ahead := NULL;
 		IF los IS NOT NULL
-		   AND pg_catalog.now() OPERATOR(pg_catalog.<) @extschema@.shardid_horizon(l.epoch) THEN
+		   AND pg_catalog.now() < @extschema@.shardid_horizon(l.epoch) THEN
 			now_id := @extschema@.shardid_floor(pg_catalog.now(), l.epoch)::pg_catalog.numeric;
 			i := 1;
-			WHILE i OPERATOR(pg_catalog.<=) partitions AND his[i] OPERATOR(pg_catalog.<=) now_id LOOP
-				i := i OPERATOR(pg_catalog.+) 1;
+			WHILE i <= partitions AND his[i] <= now_id LOOP
+				i := i + 1;
 			END LOOP;
-			IF i OPERATOR(pg_catalog.<=) partitions AND los[i] OPERATOR(pg_catalog.<=) now_id THEN
-				WHILE i OPERATOR(pg_catalog.<) partitions
-					  AND los[i OPERATOR(pg_catalog.+) 1] OPERATOR(pg_catalog.=) his[i] LOOP
-					i := i OPERATOR(pg_catalog.+) 1;
+			IF i <= partitions AND los[i] <= now_id THEN
+				WHILE i < partitions AND los[i + 1] = his[i] LOOP
+					i := i + 1;
 				END LOOP;
-				covered_until := CASE WHEN his[i] OPERATOR(pg_catalog.>) 9223372036854775807 THEN 'infinity'
+				covered_until := CASE WHEN his[i] > 9223372036854775807 THEN 'infinity'
 									  ELSE @extschema@.shardid_created_at(his[i]::pg_catalog.int8, l.epoch) END;
-				ahead := covered_until OPERATOR(pg_catalog.-) pg_catalog.now();
+				ahead := covered_until - pg_catalog.now();
 			END IF;
 		END IF;
 		-- The default partition's rows, if the caller may read it.  Each
@@ -85,7 +84,7 @@ BEGIN
 		IF default_partition IS NOT NULL
 		   AND pg_catalog.has_table_privilege(default_partition, 'SELECT')
 		   AND EXISTS (SELECT FROM pg_catalog.pg_class AS d
-						WHERE d.oid OPERATOR(pg_catalog.=) l.partdefid
+						WHERE d.oid = l.partdefid
 						  AND (pg_catalog.pg_has_role(d.relowner, 'USAGE') OR NOT d.relrowsecurity)) THEN
 			BEGIN
 				PERFORM pg_catalog.set_config('lock_timeout', '1000', true);

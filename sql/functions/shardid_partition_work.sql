@@ -75,7 +75,7 @@ BEGIN
 	-- The epoch: shardid_horizon() refuses one that is infinite, not a
 	-- whole millisecond or out of range.
 	horizon := @extschema@.shardid_horizon(epoch);
-	IF pg_catalog.now() OPERATOR(pg_catalog.<) epoch THEN
+	IF pg_catalog.now() < epoch THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_parameter_value',
 			MESSAGE = pg_catalog.format('epoch %s is in the future', epoch),
@@ -85,35 +85,34 @@ BEGIN
 	-- The step: a whole number of milliseconds that divides a day, one
 	-- week, or a number of months that divides a year or is whole years.
 	-- Partitions then start on the same UTC boundaries on every run.
-	-- (OPERATOR() has one precedence for all operators: parenthesise.)
-	step_months := (EXTRACT(year FROM step) OPERATOR(pg_catalog.*) 12)
-				   OPERATOR(pg_catalog.+) EXTRACT(month FROM step);
+	step_months := (EXTRACT(year FROM step) * 12)
+				   + EXTRACT(month FROM step);
 	step_days := EXTRACT(day FROM step);
-	step_us := (EXTRACT(hour FROM step) OPERATOR(pg_catalog.*) 3600000000)
-			   OPERATOR(pg_catalog.+) (EXTRACT(minute FROM step) OPERATOR(pg_catalog.*) 60000000)
-			   OPERATOR(pg_catalog.+) EXTRACT(microseconds FROM step);
-	IF step OPERATOR(pg_catalog.<=) '0'::pg_catalog.interval THEN
+	step_us := (EXTRACT(hour FROM step) * 3600000000)
+			   + (EXTRACT(minute FROM step) * 60000000)
+			   + EXTRACT(microseconds FROM step);
+	IF step <= '0'::pg_catalog.interval THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_parameter_value',
 			MESSAGE = pg_catalog.format('partition step "%s" is not positive', step);
 	END IF;
-	IF step_months OPERATOR(pg_catalog.=) 0 THEN
-		step_us := (step_days OPERATOR(pg_catalog.*) 86400000000) OPERATOR(pg_catalog.+) step_us;
-		IF (step_us OPERATOR(pg_catalog.%) 1000) OPERATOR(pg_catalog.<>) 0 THEN
+	IF step_months = 0 THEN
+		step_us := (step_days * 86400000000) + step_us;
+		IF (step_us % 1000) <> 0 THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'invalid_parameter_value',
 				MESSAGE = pg_catalog.format('partition step "%s" is not a whole number of milliseconds', step),
 				DETAIL = 'Partition bounds are shardid_floor() values, which count whole milliseconds.';
 		END IF;
-		step_ms := (step_us OPERATOR(pg_catalog./) 1000)::pg_catalog.int8;
-		IF (86400000 OPERATOR(pg_catalog.%) step_ms) OPERATOR(pg_catalog.<>) 0
-		   AND step_ms OPERATOR(pg_catalog.<>) 604800000 THEN
+		step_ms := (step_us / 1000)::pg_catalog.int8;
+		IF (86400000 % step_ms) <> 0
+		   AND step_ms <> 604800000 THEN
 			step_ms := NULL;
 		END IF;
-	ELSIF step_months OPERATOR(pg_catalog.>) 0 AND step_days OPERATOR(pg_catalog.=) 0
-		  AND step_us OPERATOR(pg_catalog.=) 0
-		  AND ((12 OPERATOR(pg_catalog.%) step_months) OPERATOR(pg_catalog.=) 0
-			   OR (step_months OPERATOR(pg_catalog.%) 12) OPERATOR(pg_catalog.=) 0) THEN
+	ELSIF step_months > 0 AND step_days = 0
+		  AND step_us = 0
+		  AND ((12 % step_months) = 0
+			   OR (step_months % 12) = 0) THEN
 		step_ms := 0;			-- months: no fixed length
 	END IF;
 	IF step_ms IS NULL THEN
@@ -124,20 +123,20 @@ BEGIN
 			HINT = 'Partitions start on UTC boundaries of the step: midnight for days, Monday for weeks, January for years.';
 	END IF;
 
-	IF premake OPERATOR(pg_catalog.<) 0 OR premake OPERATOR(pg_catalog.>) 1000 THEN
+	IF premake < 0 OR premake > 1000 THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'numeric_value_out_of_range',
 			MESSAGE = pg_catalog.format('premake %s is out of range', premake),
 			DETAIL = 'premake is the number of partitions to make after the current one, 0 to 1000.';
 	END IF;
-	IF retain OPERATOR(pg_catalog.<=) '0'::pg_catalog.interval THEN
+	IF retain <= '0'::pg_catalog.interval THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_parameter_value',
 			MESSAGE = pg_catalog.format('retention interval "%s" is not positive', retain),
 			HINT = 'Pass retain as NULL to keep every partition.';
 	END IF;
-	IF lock_wait OPERATOR(pg_catalog.<=) '0'::pg_catalog.interval
-	   OR lock_wait OPERATOR(pg_catalog.>) '1 day'::pg_catalog.interval THEN
+	IF lock_wait <= '0'::pg_catalog.interval
+	   OR lock_wait > '1 day'::pg_catalog.interval THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_parameter_value',
 			MESSAGE = pg_catalog.format('lock wait "%s" is out of range', lock_wait),
@@ -145,22 +144,22 @@ BEGIN
 	END IF;
 
 	-- The partitions wanted: the one holding now(), and premake after it.
-	IF step_ms OPERATOR(pg_catalog.=) 0 THEN
+	IF step_ms = 0 THEN
 		suffix_format := 'YYYYMM';
 	ELSE
 		suffix_format := CASE
-			WHEN (step_ms OPERATOR(pg_catalog.%) 86400000) OPERATOR(pg_catalog.=) 0 THEN 'YYYYMMDD'
-			WHEN (step_ms OPERATOR(pg_catalog.%) 3600000) OPERATOR(pg_catalog.=) 0 THEN 'YYYYMMDD_HH24'
-			WHEN (step_ms OPERATOR(pg_catalog.%) 60000) OPERATOR(pg_catalog.=) 0 THEN 'YYYYMMDD_HH24MI'
-			WHEN (step_ms OPERATOR(pg_catalog.%) 1000) OPERATOR(pg_catalog.=) 0 THEN 'YYYYMMDD_HH24MISS'
+			WHEN (step_ms % 86400000) = 0 THEN 'YYYYMMDD'
+			WHEN (step_ms % 3600000) = 0 THEN 'YYYYMMDD_HH24'
+			WHEN (step_ms % 60000) = 0 THEN 'YYYYMMDD_HH24MI'
+			WHEN (step_ms % 1000) = 0 THEN 'YYYYMMDD_HH24MISS'
 			ELSE 'YYYYMMDD_HH24MISSMS' END;
 	END IF;
 	t := pg_catalog.now();
 	FOR i IN 0 .. premake LOOP
 		t := @extschema@.shardid_partition_step_start(t, step);
-		starts := starts OPERATOR(pg_catalog.||) t;
-		t := t OPERATOR(pg_catalog.+) step;
-		IF t OPERATOR(pg_catalog.>) horizon THEN
+		starts := starts || t;
+		t := t + step;
+		IF t > horizon THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'datetime_field_overflow',
 				MESSAGE = pg_catalog.format('partition bound %s is past the horizon of the epoch', t),
@@ -169,8 +168,8 @@ BEGIN
 				HINT = 'Make fewer partitions ahead, or use a later epoch for new tables.';
 		END IF;
 	END LOOP;
-	IF retain IS NOT NULL AND (pg_catalog.now() OPERATOR(pg_catalog.-) retain) OPERATOR(pg_catalog.>) epoch THEN
-		cutoff := @extschema@.shardid_floor(pg_catalog.now() OPERATOR(pg_catalog.-) retain, epoch);
+	IF retain IS NOT NULL AND (pg_catalog.now() - retain) > epoch THEN
+		cutoff := @extschema@.shardid_floor(pg_catalog.now() - retain, epoch);
 	END IF;
 
 	IF parent IS NULL THEN
@@ -183,21 +182,21 @@ BEGIN
 		   n.oid AS nspoid, n.nspname, c.relname, s.spcname
 	  INTO par
 	  FROM pg_catalog.pg_class AS c
-	  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-	  LEFT JOIN pg_catalog.pg_tablespace AS s ON s.oid OPERATOR(pg_catalog.=) c.reltablespace
-	 WHERE c.oid OPERATOR(pg_catalog.=) parent::pg_catalog.oid;
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+	  LEFT JOIN pg_catalog.pg_tablespace AS s ON s.oid = c.reltablespace
+	 WHERE c.oid = parent::pg_catalog.oid;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'undefined_table',
 			MESSAGE = pg_catalog.format('relation with OID %s does not exist', parent::pg_catalog.oid);
 	END IF;
-	IF par.relkind OPERATOR(pg_catalog.<>) 'p' THEN
+	IF par.relkind <> 'p' THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'wrong_object_type',
 			MESSAGE = pg_catalog.format('relation %s is not a partitioned table', par.rel),
 			HINT = 'Create the table with PARTITION BY RANGE (id).';
 	END IF;
-	me := (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) current_user);
+	me := (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user);
 	IF NOT pg_catalog.pg_has_role(par.relowner, 'USAGE') THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'insufficient_privilege',
@@ -206,20 +205,20 @@ BEGIN
 	END IF;
 	SELECT o.oid INTO default_btree_int8
 	  FROM pg_catalog.pg_opclass AS o
-	  JOIN pg_catalog.pg_am AS a ON a.oid OPERATOR(pg_catalog.=) o.opcmethod
-	 WHERE a.amname OPERATOR(pg_catalog.=) 'btree'
-	   AND o.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype
+	  JOIN pg_catalog.pg_am AS a ON a.oid = o.opcmethod
+	 WHERE a.amname = 'btree'
+	   AND o.opcintype = 'pg_catalog.int8'::pg_catalog.regtype
 	   AND o.opcdefault;
 	SELECT a.attname INTO keyname
 	  FROM pg_catalog.pg_partitioned_table AS pt
 	  JOIN pg_catalog.pg_attribute AS a
-		ON a.attrelid OPERATOR(pg_catalog.=) pt.partrelid
-	   AND a.attnum OPERATOR(pg_catalog.=) pt.partattrs[0]
-	 WHERE pt.partrelid OPERATOR(pg_catalog.=) par.oid
-	   AND pt.partstrat OPERATOR(pg_catalog.=) 'r'
-	   AND pt.partnatts OPERATOR(pg_catalog.=) 1
-	   AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype
-	   AND pt.partclass[0] OPERATOR(pg_catalog.=) default_btree_int8;
+		ON a.attrelid = pt.partrelid
+	   AND a.attnum = pt.partattrs[0]
+	 WHERE pt.partrelid = par.oid
+	   AND pt.partstrat = 'r'
+	   AND pt.partnatts = 1
+	   AND a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype
+	   AND pt.partclass[0] = default_btree_int8;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_table_definition',
@@ -231,7 +230,7 @@ BEGIN
 	-- Every lock wait from here on is bounded (the setting ends with this
 	-- function: it has SET clauses of its own).
 	IF lock_wait IS NOT NULL THEN
-		lock_ms := GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) OPERATOR(pg_catalog.*) 1000), 1)::pg_catalog.int8;
+		lock_ms := GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8;
 		PERFORM pg_catalog.set_config('lock_timeout', lock_ms::pg_catalog.text, true);
 	END IF;
 
@@ -242,7 +241,7 @@ BEGIN
 	-- blocks no query or insert.
 	drops_due := do_drop AND cutoff IS NOT NULL
 		   AND EXISTS (SELECT FROM @extschema@.shardid_partition_ranges(par.oid) AS b
-						WHERE b.hi OPERATOR(pg_catalog.<=) cutoff::pg_catalog.numeric);
+						WHERE b.hi <= cutoff::pg_catalog.numeric);
 	IF NOT do_make AND NOT do_drop THEN
 		RETURN;
 	END IF;
@@ -270,9 +269,9 @@ BEGIN
 
 	SELECT dc.oid, dn.nspname, dc.relname INTO def
 	  FROM pg_catalog.pg_partitioned_table AS pt
-	  JOIN pg_catalog.pg_class AS dc ON dc.oid OPERATOR(pg_catalog.=) pt.partdefid
-	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid OPERATOR(pg_catalog.=) dc.relnamespace
-	 WHERE pt.partrelid OPERATOR(pg_catalog.=) par.oid;
+	  JOIN pg_catalog.pg_class AS dc ON dc.oid = pt.partdefid
+	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid = dc.relnamespace
+	 WHERE pt.partrelid = par.oid;
 
 	IF do_make THEN
 		space_clause := CASE WHEN par.spcname IS NULL THEN ''
@@ -280,18 +279,18 @@ BEGIN
 		-- Partition names are the table's name and the suffix, the table's
 		-- name cut short to fit NAMEDATALEN.
 		base_name := par.relname;
-		WHILE (pg_catalog.octet_length(base_name) OPERATOR(pg_catalog.+)
-			   pg_catalog.octet_length('_p' OPERATOR(pg_catalog.||) pg_catalog.to_char(starts[1], suffix_format)))
-			  OPERATOR(pg_catalog.>) 63 LOOP
+		WHILE (pg_catalog.octet_length(base_name) +
+			   pg_catalog.octet_length('_p' || pg_catalog.to_char(starts[1], suffix_format)))
+			  > 63 LOOP
 			base_name := pg_catalog.left(base_name, -1);
 		END LOOP;
 		-- the parent's columns that can be written, for moving rows
 		SELECT pg_catalog.string_agg(pg_catalog.format('%I', a.attname), ', ' ORDER BY a.attnum) INTO cols
 		  FROM pg_catalog.pg_attribute AS a
-		 WHERE a.attrelid OPERATOR(pg_catalog.=) par.oid
-		   AND a.attnum OPERATOR(pg_catalog.>) 0
+		 WHERE a.attrelid = par.oid
+		   AND a.attnum > 0
 		   AND NOT a.attisdropped
-		   AND a.attgenerated OPERATOR(pg_catalog.=) '';
+		   AND a.attgenerated = '';
 		-- rows older than the retention cutoff are not given partitions
 		lo_min := COALESCE(cutoff, 0);
 
@@ -300,17 +299,17 @@ BEGIN
 			-- from the cutoff on, or a wanted partition is missing (ATTACH
 			-- would lock it anyway).  Nothing can reach it meanwhile.
 			IF def.oid IS NOT NULL THEN
-				EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.>=) $1)',
+				EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $1)',
 										  def.nspname, def.relname, keyname)
 				   INTO due USING lo_min;
 				IF due OR EXISTS (
 					SELECT FROM (SELECT @extschema@.shardid_floor(GREATEST(w.s, epoch), epoch)::pg_catalog.numeric AS lo,
-										@extschema@.shardid_floor(w.s OPERATOR(pg_catalog.+) step, epoch)::pg_catalog.numeric AS hi
+										@extschema@.shardid_floor(w.s + step, epoch)::pg_catalog.numeric AS hi
 								   FROM pg_catalog.unnest(starts) AS w(s)) AS x
-					 WHERE (SELECT COALESCE(pg_catalog.sum(LEAST(b.hi, x.hi) OPERATOR(pg_catalog.-) GREATEST(b.lo, x.lo)), 0)
+					 WHERE (SELECT COALESCE(pg_catalog.sum(LEAST(b.hi, x.hi) - GREATEST(b.lo, x.lo)), 0)
 							  FROM @extschema@.shardid_partition_ranges(par.oid) AS b
-							 WHERE b.lo OPERATOR(pg_catalog.<) x.hi AND b.hi OPERATOR(pg_catalog.>) x.lo)
-						   OPERATOR(pg_catalog.<) (x.hi OPERATOR(pg_catalog.-) x.lo)) THEN
+							 WHERE b.lo < x.hi AND b.hi > x.lo)
+						   < (x.hi - x.lo)) THEN
 					EXECUTE pg_catalog.format('LOCK TABLE ONLY %I.%I IN ACCESS EXCLUSIVE MODE',
 											  def.nspname, def.relname);
 				END IF;
@@ -320,57 +319,57 @@ BEGIN
 				IF due THEN
 					v := lo_min;
 					LOOP
-						EXECUTE pg_catalog.format('SELECT pg_catalog.min(d.%I) FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.>=) $1',
+						EXECUTE pg_catalog.format('SELECT pg_catalog.min(d.%I) FROM ONLY %I.%I AS d WHERE d.%I >= $1',
 												  keyname, def.nspname, def.relname, keyname)
 						   INTO v USING v;
-						EXIT WHEN v IS NULL OR v OPERATOR(pg_catalog.<) 0;
+						EXIT WHEN v IS NULL OR v < 0;
 						t := @extschema@.shardid_created_at(v, epoch);
 						t := @extschema@.shardid_partition_step_start(t, step);
-						EXIT WHEN (t OPERATOR(pg_catalog.+) step) OPERATOR(pg_catalog.>) horizon;
+						EXIT WHEN (t + step) > horizon;
 						IF pg_catalog.array_position(starts, t) IS NULL THEN
-							starts := starts OPERATOR(pg_catalog.||) t;
+							starts := starts || t;
 							-- at most 100 such partitions a run (a role
 							-- that may only insert could otherwise make a
 							-- run make thousands, and fill the lock table);
 							-- the next run makes more
-							n_found := n_found OPERATOR(pg_catalog.+) 1;
-							EXIT WHEN n_found OPERATOR(pg_catalog.>=) 100;
+							n_found := n_found + 1;
+							EXIT WHEN n_found >= 100;
 						END IF;
-						v := @extschema@.shardid_floor(t OPERATOR(pg_catalog.+) step, epoch);
+						v := @extschema@.shardid_floor(t + step, epoch);
 					END LOOP;
 				END IF;
 			END IF;
 
 			FOR rng IN
-				SELECT w.s AS range_start, w.s OPERATOR(pg_catalog.+) step AS range_end
+				SELECT w.s AS range_start, w.s + step AS range_end
 				  FROM pg_catalog.unnest(starts) AS w(s)
 				 ORDER BY w.s
 			LOOP
 				-- a partition that starts before the epoch starts at ID 0
 				lo_id := @extschema@.shardid_floor(GREATEST(rng.range_start, epoch), epoch);
 				hi_id := @extschema@.shardid_floor(rng.range_end, epoch);
-				new_name := base_name OPERATOR(pg_catalog.||) '_p'
-							OPERATOR(pg_catalog.||) pg_catalog.to_char(rng.range_start, suffix_format);
+				new_name := base_name || '_p'
+							|| pg_catalog.to_char(rng.range_start, suffix_format);
 
 				-- What covers this range already?
 				SELECT pg_catalog.string_agg(pg_catalog.format('%I.%I', b.nspname, b.relname), ', '
 											 ORDER BY b.lo) AS names,
 					   pg_catalog.sum(LEAST(b.hi, hi_id::pg_catalog.numeric)
-									  OPERATOR(pg_catalog.-) GREATEST(b.lo, lo_id::pg_catalog.numeric)) AS covered,
-					   pg_catalog.bool_or(b.lo OPERATOR(pg_catalog.=) lo_id AND b.hi OPERATOR(pg_catalog.=) hi_id) AS same
+									  - GREATEST(b.lo, lo_id::pg_catalog.numeric)) AS covered,
+					   pg_catalog.bool_or(b.lo = lo_id AND b.hi = hi_id) AS same
 				  INTO cover
 				  FROM @extschema@.shardid_partition_ranges(par.oid) AS b
-				 WHERE b.lo OPERATOR(pg_catalog.<) hi_id::pg_catalog.numeric
-				   AND b.hi OPERATOR(pg_catalog.>) lo_id::pg_catalog.numeric;
+				 WHERE b.lo < hi_id::pg_catalog.numeric
+				   AND b.hi > lo_id::pg_catalog.numeric;
 
-				IF cover.same OR cover.covered OPERATOR(pg_catalog.=)
-								 (hi_id::pg_catalog.numeric OPERATOR(pg_catalog.-) lo_id::pg_catalog.numeric) THEN
-					r_part := r_part OPERATOR(pg_catalog.||) cover.names;
-					r_action := r_action OPERATOR(pg_catalog.||)
+				IF cover.same OR cover.covered =
+								 (hi_id::pg_catalog.numeric - lo_id::pg_catalog.numeric) THEN
+					r_part := r_part || cover.names;
+					r_action := r_action ||
 								CASE WHEN cover.same THEN 'exists' ELSE 'covered' END;
-					r_start := r_start OPERATOR(pg_catalog.||) GREATEST(rng.range_start, epoch);
-					r_end := r_end OPERATOR(pg_catalog.||) rng.range_end;
-					r_moved := r_moved OPERATOR(pg_catalog.||) 0::pg_catalog.int8;
+					r_start := r_start || GREATEST(rng.range_start, epoch);
+					r_end := r_end || rng.range_end;
+					r_moved := r_moved || 0::pg_catalog.int8;
 					CONTINUE;
 				ELSIF cover.covered IS NOT NULL THEN
 					RAISE EXCEPTION USING
@@ -384,8 +383,8 @@ BEGIN
 
 				-- Never adopt a table that is there already.
 				IF EXISTS (SELECT FROM pg_catalog.pg_class AS c
-							WHERE c.relnamespace OPERATOR(pg_catalog.=) par.nspoid
-							  AND c.relname OPERATOR(pg_catalog.=) new_name) THEN
+							WHERE c.relnamespace = par.nspoid
+							  AND c.relname = new_name) THEN
 					RAISE EXCEPTION USING
 						ERRCODE = 'duplicate_table',
 						MESSAGE = pg_catalog.format('relation %I.%I already exists', par.nspname, new_name),
@@ -403,7 +402,7 @@ BEGIN
 					par.nspname, new_name, par.nspname, par.relname, space_clause);
 				-- the parent's owner owns its partitions, whichever member
 				-- of that role ran the maintenance
-				IF par.relowner OPERATOR(pg_catalog.<>) me THEN
+				IF par.relowner <> me THEN
 					EXECUTE pg_catalog.format('ALTER TABLE %I.%I OWNER TO %I', par.nspname, new_name,
 											  pg_catalog.pg_get_userbyid(par.relowner));
 				END IF;
@@ -413,16 +412,16 @@ BEGIN
 				-- above: none can arrive meanwhile, none is lost.
 				n_rows := 0;
 				IF def.oid IS NOT NULL THEN
-					EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.>=) $1 AND d.%I OPERATOR(pg_catalog.<) $2)',
+					EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $1 AND d.%I < $2)',
 											  def.nspname, def.relname, keyname, keyname)
 					   INTO due USING lo_id, hi_id;
 					IF due THEN
 						-- A foreign key to the parent would see the rows
 						-- leave (ON DELETE CASCADE would act on it).
 						IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
-									WHERE fk.contype OPERATOR(pg_catalog.=) 'f'
-									  AND (fk.confrelid OPERATOR(pg_catalog.=) par.oid
-										   OR fk.confrelid OPERATOR(pg_catalog.=) def.oid)) THEN
+									WHERE fk.contype = 'f'
+									  AND (fk.confrelid = par.oid
+										   OR fk.confrelid = def.oid)) THEN
 							RAISE EXCEPTION USING
 								ERRCODE = 'feature_not_supported',
 								MESSAGE = pg_catalog.format('cannot move rows of default partition %I.%I: table %s is referenced by a foreign key',
@@ -433,7 +432,7 @@ BEGIN
 						END IF;
 						-- Moving rows runs the table's triggers and CHECK
 						-- constraints: only as the table's owner.
-						IF par.relowner OPERATOR(pg_catalog.<>) me THEN
+						IF par.relowner <> me THEN
 							RAISE EXCEPTION USING
 								ERRCODE = 'insufficient_privilege',
 								MESSAGE = pg_catalog.format('must be owner of table %s to move rows out of its default partition', par.rel),
@@ -441,7 +440,7 @@ BEGIN
 								HINT = pg_catalog.format('Run the maintenance as role %s (SET ROLE).', par.relowner::pg_catalog.regrole);
 						END IF;
 						EXECUTE pg_catalog.format(
-							'WITH d AS (DELETE FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.>=) $1 AND d.%I OPERATOR(pg_catalog.<) $2 RETURNING %s)'
+							'WITH d AS (DELETE FROM ONLY %I.%I AS d WHERE d.%I >= $1 AND d.%I < $2 RETURNING %s)'
 							' INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM d',
 							def.nspname, def.relname, keyname, keyname, cols,
 							par.nspname, new_name, cols, cols)
@@ -455,11 +454,11 @@ BEGIN
 
 				EXECUTE pg_catalog.format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
 										  par.nspname, par.relname, par.nspname, new_name, lo_id, hi_id);
-				r_part := r_part OPERATOR(pg_catalog.||) pg_catalog.format('%I.%I', par.nspname, new_name);
-				r_action := r_action OPERATOR(pg_catalog.||) 'created'::pg_catalog.text;
-				r_start := r_start OPERATOR(pg_catalog.||) GREATEST(rng.range_start, epoch);
-				r_end := r_end OPERATOR(pg_catalog.||) rng.range_end;
-				r_moved := r_moved OPERATOR(pg_catalog.||) n_rows;
+				r_part := r_part || pg_catalog.format('%I.%I', par.nspname, new_name);
+				r_action := r_action || 'created'::pg_catalog.text;
+				r_start := r_start || GREATEST(rng.range_start, epoch);
+				r_end := r_end || rng.range_end;
+				r_moved := r_moved || n_rows;
 			END LOOP;
 		EXCEPTION WHEN lock_not_available THEN
 			-- undone; the next run makes them
@@ -491,37 +490,37 @@ BEGIN
 	-- not through a foreign key, and only as the table's owner.
 	IF def.oid IS NOT NULL THEN
 		BEGIN
-			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.<) $1)',
+			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
 									  def.nspname, def.relname, keyname)
 			   INTO due USING cutoff;
 			IF due THEN
 				IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
-							WHERE fk.contype OPERATOR(pg_catalog.=) 'f'
-							  AND (fk.confrelid OPERATOR(pg_catalog.=) par.oid
-								   OR fk.confrelid OPERATOR(pg_catalog.=) def.oid)) THEN
+							WHERE fk.contype = 'f'
+							  AND (fk.confrelid = par.oid
+								   OR fk.confrelid = def.oid)) THEN
 					RAISE EXCEPTION USING
 						ERRCODE = 'feature_not_supported',
 						MESSAGE = pg_catalog.format('cannot delete rows older than the retention from default partition %I.%I: table %s is referenced by a foreign key',
 													def.nspname, def.relname, par.rel),
 						DETAIL = pg_catalog.format('Its rows with IDs below %s (%s) are past the retention.',
-												   cutoff, pg_catalog.now() OPERATOR(pg_catalog.-) retain),
+												   cutoff, pg_catalog.now() - retain),
 						HINT = 'Delete them yourself, then run the maintenance again.';
 				END IF;
-				IF par.relowner OPERATOR(pg_catalog.<>) me THEN
+				IF par.relowner <> me THEN
 					RAISE EXCEPTION USING
 						ERRCODE = 'insufficient_privilege',
 						MESSAGE = pg_catalog.format('must be owner of table %s to delete rows from its default partition', par.rel),
 						DETAIL = 'Deleting rows runs the table''s triggers, which would run as the caller.',
 						HINT = pg_catalog.format('Run the maintenance as role %s (SET ROLE).', par.relowner::pg_catalog.regrole);
 				END IF;
-				EXECUTE pg_catalog.format('DELETE FROM ONLY %I.%I AS d WHERE d.%I OPERATOR(pg_catalog.<) $1',
+				EXECUTE pg_catalog.format('DELETE FROM ONLY %I.%I AS d WHERE d.%I < $1',
 										  def.nspname, def.relname, keyname)
 				   USING cutoff;
 				GET DIAGNOSTICS n_rows = ROW_COUNT;
 				partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
 				action := 'pruned';
 				range_start := NULL;
-				range_end := pg_catalog.now() OPERATOR(pg_catalog.-) retain;
+				range_end := pg_catalog.now() - retain;
 				moved := n_rows;
 				RETURN NEXT;
 			END IF;
@@ -549,13 +548,13 @@ BEGIN
 	FOR gone IN
 		SELECT b.nspname, b.relname, b.lo, b.hi
 		  FROM @extschema@.shardid_partition_ranges(par.oid) AS b
-		 WHERE b.hi OPERATOR(pg_catalog.<=) cutoff::pg_catalog.numeric
+		 WHERE b.hi <= cutoff::pg_catalog.numeric
 		 ORDER BY b.hi
 	LOOP
 		partition := pg_catalog.format('%I.%I', gone.nspname, gone.relname);
-		range_start := CASE WHEN gone.lo OPERATOR(pg_catalog.>=) 0
+		range_start := CASE WHEN gone.lo >= 0
 						   THEN @extschema@.shardid_created_at(gone.lo::pg_catalog.int8, epoch) END;
-		range_end := CASE WHEN gone.hi OPERATOR(pg_catalog.>=) 0
+		range_end := CASE WHEN gone.hi >= 0
 						 THEN @extschema@.shardid_created_at(gone.hi::pg_catalog.int8, epoch) END;
 		moved := 0;
 		IF drops_busy THEN

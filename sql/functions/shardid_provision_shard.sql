@@ -78,7 +78,7 @@ BEGIN
 	-- Names are limited in bytes, not characters; a longer name would be
 	-- truncated by CREATE SCHEMA and then not found again.
 	maxlen := pg_catalog.current_setting('max_identifier_length')::pg_catalog.int4;
-	IF pg_catalog.octet_length(target) OPERATOR(pg_catalog.>) maxlen THEN
+	IF pg_catalog.octet_length(target) > maxlen THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'name_too_long',
 			MESSAGE = pg_catalog.format('schema name "%s" is too long', target),
@@ -90,25 +90,25 @@ BEGIN
 	-- superusers' (a superuser's object can do nothing the caller could not
 	-- be made to do anyway).
 	SELECT r.oid INTO me FROM pg_catalog.pg_roles AS r
-	 WHERE r.rolname OPERATOR(pg_catalog.=) current_user;
+	 WHERE r.rolname = current_user;
 	trusted := ARRAY(SELECT r.oid FROM pg_catalog.pg_roles AS r
-					  WHERE r.rolsuper OR r.oid OPERATOR(pg_catalog.=) me);
+					  WHERE r.rolsuper OR r.oid = me);
 
 	SELECT n.nspname INTO ext_schema
 	  FROM pg_catalog.pg_extension AS e
-	  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace
-	 WHERE e.extname OPERATOR(pg_catalog.=) 'shardid';
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace
+	 WHERE e.extname = 'shardid';
 
 	SELECT n.oid INTO tmpl_oid
 	  FROM pg_catalog.pg_namespace AS n
-	 WHERE n.nspname OPERATOR(pg_catalog.=) template_schema;
+	 WHERE n.nspname = template_schema;
 	IF tmpl_oid IS NULL THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_schema_name',
 			MESSAGE = pg_catalog.format('template schema "%s" does not exist', template_schema),
 			HINT = 'Create the template''s tables in a schema of their own and pass its name.';
 	END IF;
-	IF target OPERATOR(pg_catalog.=) template_schema THEN
+	IF target = template_schema THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_parameter_value',
 			MESSAGE = pg_catalog.format('schema "%s" is the template schema', target),
@@ -117,8 +117,8 @@ BEGIN
 	FOR other IN
 		SELECT pg_catalog.pg_get_userbyid(n.nspowner) AS owner
 		  FROM pg_catalog.pg_namespace AS n
-		 WHERE n.oid OPERATOR(pg_catalog.=) tmpl_oid
-		   AND NOT n.nspowner OPERATOR(pg_catalog.=) ANY (trusted)
+		 WHERE n.oid = tmpl_oid
+		   AND NOT n.nspowner = ANY (trusted)
 	LOOP
 		RAISE EXCEPTION USING
 			ERRCODE = 'insufficient_privilege',
@@ -136,24 +136,24 @@ BEGIN
 	-- partitioned, if at all, by RANGE (id).
 	SELECT c.oid INTO int8_btree_ops
 	  FROM pg_catalog.pg_opclass AS c
-	  JOIN pg_catalog.pg_am AS a ON a.oid OPERATOR(pg_catalog.=) c.opcmethod
-	 WHERE a.amname OPERATOR(pg_catalog.=) 'btree' AND c.opcdefault
-	   AND c.opcintype OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype;
+	  JOIN pg_catalog.pg_am AS a ON a.oid = c.opcmethod
+	 WHERE a.amname = 'btree' AND c.opcdefault
+	   AND c.opcintype = 'pg_catalog.int8'::pg_catalog.regtype;
 	-- (What a schema holds is found through pg_depend, which is indexed
 	-- on the schema; pg_class is not.)
 	FOR tbl IN
 		SELECT c.oid, c.relname, c.relkind, c.relowner
 		  FROM pg_catalog.pg_class AS c
-		 WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY(
+		 WHERE c.oid = ANY (ARRAY(
 				SELECT d.objid FROM pg_catalog.pg_depend AS d
-				 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
-				   AND d.refobjid OPERATOR(pg_catalog.=) tmpl_oid
-				   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass))
-		   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+				 WHERE d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+				   AND d.refobjid = tmpl_oid
+				   AND d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass))
+		   AND c.relkind = ANY ('{r,p}'::pg_catalog."char"[])
 		   AND NOT c.relispartition
 		 ORDER BY c.relname
 	LOOP
-		IF NOT tbl.relowner OPERATOR(pg_catalog.=) ANY (trusted) THEN
+		IF NOT tbl.relowner = ANY (trusted) THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'insufficient_privilege',
 				MESSAGE = pg_catalog.format('template table "%s.%s" is owned by role "%s"',
@@ -163,10 +163,10 @@ BEGIN
 										   current_user);
 		END IF;
 		IF NOT EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
-						WHERE a.attrelid OPERATOR(pg_catalog.=) tbl.oid
-						  AND a.attname OPERATOR(pg_catalog.=) 'id'
+						WHERE a.attrelid = tbl.oid
+						  AND a.attname = 'id'
 						  AND NOT a.attisdropped
-						  AND a.atttypid OPERATOR(pg_catalog.=) 'pg_catalog.int8'::pg_catalog.regtype) THEN
+						  AND a.atttypid = 'pg_catalog.int8'::pg_catalog.regtype) THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'invalid_table_definition',
 				MESSAGE = pg_catalog.format('template table "%s.%s" has no bigint column "id"',
@@ -174,25 +174,25 @@ BEGIN
 				DETAIL = 'Every table of a template gets its IDs from shardid_next() in column "id".';
 		END IF;
 		IF EXISTS (SELECT FROM pg_catalog.pg_attribute AS a
-					WHERE a.attrelid OPERATOR(pg_catalog.=) tbl.oid
-					  AND a.attname OPERATOR(pg_catalog.=) 'id'
-					  AND (a.attidentity OPERATOR(pg_catalog.<>) '' OR a.attgenerated OPERATOR(pg_catalog.<>) '')) THEN
+					WHERE a.attrelid = tbl.oid
+					  AND a.attname = 'id'
+					  AND (a.attidentity <> '' OR a.attgenerated <> '')) THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'invalid_table_definition',
 				MESSAGE = pg_catalog.format('column "id" of template table "%s.%s" is an identity or generated column',
 											template_schema, tbl.relname),
 				HINT = 'Declare "id" as a plain bigint column; provisioning gives it its default.';
 		END IF;
-		IF tbl.relkind OPERATOR(pg_catalog.=) 'p' AND NOT EXISTS (
+		IF tbl.relkind = 'p' AND NOT EXISTS (
 			SELECT FROM pg_catalog.pg_partitioned_table AS pt
 			  JOIN pg_catalog.pg_attribute AS a
-				ON a.attrelid OPERATOR(pg_catalog.=) pt.partrelid
-			   AND a.attnum OPERATOR(pg_catalog.=) pt.partattrs[0]
-			 WHERE pt.partrelid OPERATOR(pg_catalog.=) tbl.oid
-			   AND pt.partstrat OPERATOR(pg_catalog.=) 'r'
-			   AND pt.partnatts OPERATOR(pg_catalog.=) 1
-			   AND a.attname OPERATOR(pg_catalog.=) 'id'
-			   AND pt.partclass[0] OPERATOR(pg_catalog.=) int8_btree_ops
+				ON a.attrelid = pt.partrelid
+			   AND a.attnum = pt.partattrs[0]
+			 WHERE pt.partrelid = tbl.oid
+			   AND pt.partstrat = 'r'
+			   AND pt.partnatts = 1
+			   AND a.attname = 'id'
+			   AND pt.partclass[0] = int8_btree_ops
 			   AND pt.partexprs IS NULL) THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'invalid_table_definition',
@@ -203,23 +203,23 @@ BEGIN
 		END IF;
 
 		-- its sequence's name, in bytes
-		IF (pg_catalog.octet_length(tbl.relname) OPERATOR(pg_catalog.+) 7) OPERATOR(pg_catalog.<=) maxlen THEN
-			seq_name := tbl.relname OPERATOR(pg_catalog.||) '_id_seq';
+		IF (pg_catalog.octet_length(tbl.relname) + 7) <= maxlen THEN
+			seq_name := tbl.relname || '_id_seq';
 		ELSE
 			prefix := tbl.relname;
-			WHILE pg_catalog.octet_length(prefix) OPERATOR(pg_catalog.>) (maxlen OPERATOR(pg_catalog.-) 16) LOOP
+			WHILE pg_catalog.octet_length(prefix) > (maxlen - 16) LOOP
 				prefix := pg_catalog.left(prefix, -1);
 			END LOOP;
-			seq_name := prefix OPERATOR(pg_catalog.||) '_'
-						OPERATOR(pg_catalog.||) pg_catalog.left(pg_catalog.md5(tbl.relname), 8)
-						OPERATOR(pg_catalog.||) '_id_seq';
+			seq_name := prefix || '_'
+						|| pg_catalog.left(pg_catalog.md5(tbl.relname), 8)
+						|| '_id_seq';
 		END IF;
-		tables := tables OPERATOR(pg_catalog.||) tbl.relname::pg_catalog.text;
-		seqs := seqs OPERATOR(pg_catalog.||) seq_name;
-		kinds := kinds OPERATOR(pg_catalog.||) tbl.relkind;
-		tmpl_oids := tmpl_oids OPERATOR(pg_catalog.||) tbl.oid;
+		tables := tables || tbl.relname::pg_catalog.text;
+		seqs := seqs || seq_name;
+		kinds := kinds || tbl.relkind;
+		tmpl_oids := tmpl_oids || tbl.oid;
 	END LOOP;
-	IF pg_catalog.cardinality(tables) OPERATOR(pg_catalog.=) 0 THEN
+	IF pg_catalog.cardinality(tables) = 0 THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'invalid_parameter_value',
 			MESSAGE = pg_catalog.format('template schema "%s" has no tables', template_schema);
@@ -227,13 +227,13 @@ BEGIN
 	-- No two of the names provisioning makes may clash.
 	FOR i IN 1 .. pg_catalog.cardinality(tables) LOOP
 		FOR j IN 1 .. pg_catalog.cardinality(tables) LOOP
-			IF seqs[i] OPERATOR(pg_catalog.=) tables[j]
-			   OR (i OPERATOR(pg_catalog.<) j AND seqs[i] OPERATOR(pg_catalog.=) seqs[j]) THEN
+			IF seqs[i] = tables[j]
+			   OR (i < j AND seqs[i] = seqs[j]) THEN
 				RAISE EXCEPTION USING
 					ERRCODE = 'invalid_table_definition',
 					MESSAGE = pg_catalog.format('the ID sequence of template table "%s.%s" would be named "%s", as %s "%s" is',
 												template_schema, tables[i], seqs[i],
-												CASE WHEN seqs[i] OPERATOR(pg_catalog.=) tables[j]
+												CASE WHEN seqs[i] = tables[j]
 													 THEN 'template table' ELSE 'the ID sequence of template table' END,
 												tables[j]),
 					HINT = 'Rename one of the template tables.';
@@ -241,39 +241,39 @@ BEGIN
 		END LOOP;
 	END LOOP;
 
-	tmpl_prefix := pg_catalog.quote_ident(template_schema) OPERATOR(pg_catalog.||) '.';
-	target_prefix := pg_catalog.quote_ident(target) OPERATOR(pg_catalog.||) '.';
+	tmpl_prefix := pg_catalog.quote_ident(template_schema) || '.';
+	target_prefix := pg_catalog.quote_ident(target) || '.';
 
 	SELECT n.oid INTO target_oid
 	  FROM pg_catalog.pg_namespace AS n
-	 WHERE n.nspname OPERATOR(pg_catalog.=) target;
+	 WHERE n.nspname = target;
 	IF target_oid IS NULL THEN
 		EXECUTE pg_catalog.format('CREATE SCHEMA %I', target);
 		SELECT n.oid INTO target_oid
 		  FROM pg_catalog.pg_namespace AS n
-		 WHERE n.nspname OPERATOR(pg_catalog.=) target;
-		res_kind := res_kind OPERATOR(pg_catalog.||) 'schema'::pg_catalog.text;
-		res_name := res_name OPERATOR(pg_catalog.||) pg_catalog.quote_ident(target);
-		res_action := res_action OPERATOR(pg_catalog.||) 'created'::pg_catalog.text;
-		res_ord := res_ord OPERATOR(pg_catalog.||) 0;
+		 WHERE n.nspname = target;
+		res_kind := res_kind || 'schema'::pg_catalog.text;
+		res_name := res_name || pg_catalog.quote_ident(target);
+		res_action := res_action || 'created'::pg_catalog.text;
+		res_ord := res_ord || 0;
 	ELSE
-		res_kind := res_kind OPERATOR(pg_catalog.||) 'schema'::pg_catalog.text;
-		res_name := res_name OPERATOR(pg_catalog.||) pg_catalog.quote_ident(target);
-		res_action := res_action OPERATOR(pg_catalog.||) 'exists'::pg_catalog.text;
-		res_ord := res_ord OPERATOR(pg_catalog.||) 0;
+		res_kind := res_kind || 'schema'::pg_catalog.text;
+		res_name := res_name || pg_catalog.quote_ident(target);
+		res_action := res_action || 'exists'::pg_catalog.text;
+		res_ord := res_ord || 0;
 
 		-- Whose is it?  An existing schema is taken as it is only when the
 		-- caller or a superuser owns it and everything in it.
 		target_rels := ARRAY(
 			SELECT d.objid FROM pg_catalog.pg_depend AS d
-			 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
-			   AND d.refobjid OPERATOR(pg_catalog.=) target_oid
-			   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass);
+			 WHERE d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+			   AND d.refobjid = target_oid
+			   AND d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass);
 		FOR other IN
 			SELECT pg_catalog.pg_get_userbyid(n.nspowner) AS owner
 			  FROM pg_catalog.pg_namespace AS n
-			 WHERE n.oid OPERATOR(pg_catalog.=) target_oid
-			   AND NOT n.nspowner OPERATOR(pg_catalog.=) ANY (trusted)
+			 WHERE n.oid = target_oid
+			   AND NOT n.nspowner = ANY (trusted)
 		LOOP
 			RAISE EXCEPTION USING
 				ERRCODE = 'insufficient_privilege',
@@ -285,8 +285,8 @@ BEGIN
 		FOR other IN
 			SELECT c.relname, pg_catalog.pg_get_userbyid(c.relowner) AS owner
 			  FROM pg_catalog.pg_class AS c
-			 WHERE c.oid OPERATOR(pg_catalog.=) ANY (target_rels)
-			   AND NOT c.relowner OPERATOR(pg_catalog.=) ANY (trusted)
+			 WHERE c.oid = ANY (target_rels)
+			   AND NOT c.relowner = ANY (trusted)
 			 ORDER BY c.relname
 			 LIMIT 1
 		LOOP
@@ -304,25 +304,25 @@ BEGIN
 		FOR other IN
 			SELECT c.relname, c.relkind
 			  FROM pg_catalog.pg_class AS c
-			 WHERE c.oid OPERATOR(pg_catalog.=) ANY (target_rels)
-			   AND NOT (c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+			 WHERE c.oid = ANY (target_rels)
+			   AND NOT (c.relkind = ANY ('{r,p}'::pg_catalog."char"[])
 						AND NOT c.relispartition
-						AND c.relname OPERATOR(pg_catalog.=) ANY (tables))
-			   AND NOT (c.relkind OPERATOR(pg_catalog.=) 'S'
-						AND c.relname OPERATOR(pg_catalog.=) ANY (seqs))
-			   AND NOT (c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
+						AND c.relname = ANY (tables))
+			   AND NOT (c.relkind = 'S'
+						AND c.relname = ANY (seqs))
+			   AND NOT (c.relkind = ANY ('{r,p}'::pg_catalog."char"[])
 						AND c.relispartition
 						AND EXISTS (SELECT FROM pg_catalog.pg_class AS root
-									 WHERE root.oid OPERATOR(pg_catalog.=) pg_catalog.pg_partition_root(c.oid)
-									   AND root.relnamespace OPERATOR(pg_catalog.=) target_oid
-									   AND root.relkind OPERATOR(pg_catalog.=) 'p'
-									   AND root.relname OPERATOR(pg_catalog.=) ANY (tables)))
-			   AND NOT (c.relkind OPERATOR(pg_catalog.=) ANY ('{i,I}'::pg_catalog."char"[])
+									 WHERE root.oid = pg_catalog.pg_partition_root(c.oid)
+									   AND root.relnamespace = target_oid
+									   AND root.relkind = 'p'
+									   AND root.relname = ANY (tables)))
+			   AND NOT (c.relkind = ANY ('{i,I}'::pg_catalog."char"[])
 						AND EXISTS (SELECT FROM pg_catalog.pg_index AS x
-									  JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) x.indrelid
-									 WHERE x.indexrelid OPERATOR(pg_catalog.=) c.oid
-									   AND t.relnamespace OPERATOR(pg_catalog.=) target_oid
-									   AND t.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])))
+									  JOIN pg_catalog.pg_class AS t ON t.oid = x.indrelid
+									 WHERE x.indexrelid = c.oid
+									   AND t.relnamespace = target_oid
+									   AND t.relkind = ANY ('{r,p}'::pg_catalog."char"[])))
 			 ORDER BY c.relname
 			 LIMIT 1
 		LOOP
@@ -337,19 +337,19 @@ BEGIN
 		-- Anything else in it: functions, types, operators, statistics
 		-- objects not of its tables, extensions...
 		FOR other IN
-			SELECT CASE WHEN d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+			SELECT CASE WHEN d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass
 						THEN d.objid::pg_catalog.regprocedure::pg_catalog.text
 						ELSE pg_catalog.pg_describe_object(d.classid, d.objid, 0) END AS what
 			  FROM pg_catalog.pg_depend AS d
-			 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
-			   AND d.refobjid OPERATOR(pg_catalog.=) target_oid
-			   AND d.classid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_class'::pg_catalog.regclass
-			   AND NOT (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass
+			 WHERE d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+			   AND d.refobjid = target_oid
+			   AND d.classid <> 'pg_catalog.pg_class'::pg_catalog.regclass
+			   AND NOT (d.classid = 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass
 						AND EXISTS (SELECT FROM pg_catalog.pg_statistic_ext AS se
-									  JOIN pg_catalog.pg_class AS t ON t.oid OPERATOR(pg_catalog.=) se.stxrelid
-									 WHERE se.oid OPERATOR(pg_catalog.=) d.objid
-									   AND t.relnamespace OPERATOR(pg_catalog.=) target_oid
-									   AND se.stxowner OPERATOR(pg_catalog.=) t.relowner))
+									  JOIN pg_catalog.pg_class AS t ON t.oid = se.stxrelid
+									 WHERE se.oid = d.objid
+									   AND t.relnamespace = target_oid
+									   AND se.stxowner = t.relowner))
 			 ORDER BY 1
 			LIMIT 1
 		LOOP
@@ -368,18 +368,18 @@ BEGIN
 		FOR i IN 1 .. pg_catalog.cardinality(tables) LOOP
 			SELECT c.oid INTO shard_rel
 			  FROM pg_catalog.pg_class AS c
-			 WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
-			   AND c.relname OPERATOR(pg_catalog.=) tables[i];
+			 WHERE c.relnamespace = target_oid
+			   AND c.relname = tables[i];
 			CONTINUE WHEN shard_rel IS NULL;
 
 			FOR other IN
 				SELECT c.relkind, c.relpersistence, t.relkind AS want_kind, t.relpersistence AS want_persistence,
 					   pg_catalog.pg_get_partkeydef(c.oid) AS partkey
 				  FROM pg_catalog.pg_class AS c, pg_catalog.pg_class AS t
-				 WHERE c.oid OPERATOR(pg_catalog.=) shard_rel
-				   AND t.oid OPERATOR(pg_catalog.=) tmpl_oids[i]
-				   AND (c.relkind OPERATOR(pg_catalog.<>) t.relkind
-						OR c.relpersistence OPERATOR(pg_catalog.<>) t.relpersistence
+				 WHERE c.oid = shard_rel
+				   AND t.oid = tmpl_oids[i]
+				   AND (c.relkind <> t.relkind
+						OR c.relpersistence <> t.relpersistence
 						OR pg_catalog.pg_get_partkeydef(c.oid) IS DISTINCT FROM pg_catalog.pg_get_partkeydef(t.oid))
 			LOOP
 				RAISE EXCEPTION USING
@@ -387,12 +387,12 @@ BEGIN
 					MESSAGE = pg_catalog.format('schema "%s" exists with other contents', target),
 					DETAIL = pg_catalog.format('Table "%s.%s" is %s, template table "%s.%s" is %s.',
 						target, tables[i],
-						CASE other.relkind WHEN 'p' THEN 'partitioned by ' OPERATOR(pg_catalog.||) other.partkey
+						CASE other.relkind WHEN 'p' THEN 'partitioned by ' || other.partkey
 										   ELSE 'not partitioned' END
-						OPERATOR(pg_catalog.||) CASE other.relpersistence WHEN 'u' THEN ' and unlogged' ELSE '' END,
+						|| CASE other.relpersistence WHEN 'u' THEN ' and unlogged' ELSE '' END,
 						template_schema, tables[i],
 						CASE other.want_kind WHEN 'p' THEN 'partitioned by RANGE (id)' ELSE 'not partitioned' END
-						OPERATOR(pg_catalog.||) CASE other.want_persistence WHEN 'u' THEN ' and unlogged' ELSE '' END),
+						|| CASE other.want_persistence WHEN 'u' THEN ' and unlogged' ELSE '' END),
 					HINT = 'Drop or rename the schema, or provision the shard into another schema.';
 			END LOOP;
 
@@ -403,20 +403,20 @@ BEGIN
 				  FROM (SELECT shard_rel AS relid, 0 AS level
 						UNION ALL
 						SELECT x.relid, x.level FROM pg_catalog.pg_partition_tree(shard_rel) AS x
-						 WHERE x.level OPERATOR(pg_catalog.>) 0) AS pt
-				  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) pt.relid
-				  JOIN pg_catalog.pg_trigger AS s ON s.tgrelid OPERATOR(pg_catalog.=) pt.relid
+						 WHERE x.level > 0) AS pt
+				  JOIN pg_catalog.pg_class AS c ON c.oid = pt.relid
+				  JOIN pg_catalog.pg_trigger AS s ON s.tgrelid = pt.relid
 				 WHERE NOT s.tgisinternal
-				   AND CASE WHEN pt.level OPERATOR(pg_catalog.>) 0
-							THEN s.tgparentid OPERATOR(pg_catalog.=) 0
+				   AND CASE WHEN pt.level > 0
+							THEN s.tgparentid = 0
 							ELSE NOT EXISTS (
 								SELECT FROM pg_catalog.pg_trigger AS t
-								 WHERE t.tgrelid OPERATOR(pg_catalog.=) tmpl_oids[i]
-								   AND t.tgname OPERATOR(pg_catalog.=) s.tgname
-								   AND t.tgfoid OPERATOR(pg_catalog.=) s.tgfoid
-								   AND t.tgenabled OPERATOR(pg_catalog.=) s.tgenabled
+								 WHERE t.tgrelid = tmpl_oids[i]
+								   AND t.tgname = s.tgname
+								   AND t.tgfoid = s.tgfoid
+								   AND t.tgenabled = s.tgenabled
 								   AND pg_catalog.replace(pg_catalog.pg_get_triggerdef(t.oid), tmpl_prefix, target_prefix)
-									   OPERATOR(pg_catalog.=) pg_catalog.pg_get_triggerdef(s.oid))
+									   = pg_catalog.pg_get_triggerdef(s.oid))
 					   END
 				 ORDER BY pt.level, c.relname, s.tgname
 				 LIMIT 1
@@ -435,50 +435,50 @@ BEGIN
 				  FROM (SELECT shard_rel AS relid, 0 AS level
 						UNION ALL
 						SELECT x.relid, x.level FROM pg_catalog.pg_partition_tree(shard_rel) AS x
-						 WHERE x.level OPERATOR(pg_catalog.>) 0) AS pt
-				  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) pt.relid
-				  JOIN pg_catalog.pg_rewrite AS r ON r.ev_class OPERATOR(pg_catalog.=) pt.relid
-				 WHERE pt.level OPERATOR(pg_catalog.>) 0
+						 WHERE x.level > 0) AS pt
+				  JOIN pg_catalog.pg_class AS c ON c.oid = pt.relid
+				  JOIN pg_catalog.pg_rewrite AS r ON r.ev_class = pt.relid
+				 WHERE pt.level > 0
 					OR NOT EXISTS (
 						SELECT FROM pg_catalog.pg_rewrite AS t
-						 WHERE t.ev_class OPERATOR(pg_catalog.=) tmpl_oids[i]
-						   AND t.rulename OPERATOR(pg_catalog.=) r.rulename
-						   AND t.ev_enabled OPERATOR(pg_catalog.=) r.ev_enabled
+						 WHERE t.ev_class = tmpl_oids[i]
+						   AND t.rulename = r.rulename
+						   AND t.ev_enabled = r.ev_enabled
 						   AND pg_catalog.replace(pg_catalog.pg_get_ruledef(t.oid), tmpl_prefix, target_prefix)
-							   OPERATOR(pg_catalog.=) pg_catalog.pg_get_ruledef(r.oid))
+							   = pg_catalog.pg_get_ruledef(r.oid))
 				UNION ALL
 				SELECT c.relname, 'policy', p.polname
 				  FROM (SELECT shard_rel AS relid, 0 AS level
 						UNION ALL
 						SELECT x.relid, x.level FROM pg_catalog.pg_partition_tree(shard_rel) AS x
-						 WHERE x.level OPERATOR(pg_catalog.>) 0) AS pt
-				  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) pt.relid
-				  JOIN pg_catalog.pg_policy AS p ON p.polrelid OPERATOR(pg_catalog.=) pt.relid
-				 WHERE pt.level OPERATOR(pg_catalog.>) 0
+						 WHERE x.level > 0) AS pt
+				  JOIN pg_catalog.pg_class AS c ON c.oid = pt.relid
+				  JOIN pg_catalog.pg_policy AS p ON p.polrelid = pt.relid
+				 WHERE pt.level > 0
 					OR NOT EXISTS (
 						SELECT FROM pg_catalog.pg_policy AS t
-						 WHERE t.polrelid OPERATOR(pg_catalog.=) tmpl_oids[i]
-						   AND t.polname OPERATOR(pg_catalog.=) p.polname
-						   AND t.polcmd OPERATOR(pg_catalog.=) p.polcmd
-						   AND t.polpermissive OPERATOR(pg_catalog.=) p.polpermissive
-						   AND t.polroles OPERATOR(pg_catalog.=) p.polroles
+						 WHERE t.polrelid = tmpl_oids[i]
+						   AND t.polname = p.polname
+						   AND t.polcmd = p.polcmd
+						   AND t.polpermissive = p.polpermissive
+						   AND t.polroles = p.polroles
 						   AND pg_catalog.replace(COALESCE(pg_catalog.pg_get_expr(t.polqual, t.polrelid), ''), tmpl_prefix, target_prefix)
-							   OPERATOR(pg_catalog.=) COALESCE(pg_catalog.pg_get_expr(p.polqual, p.polrelid), '')
+							   = COALESCE(pg_catalog.pg_get_expr(p.polqual, p.polrelid), '')
 						   AND pg_catalog.replace(COALESCE(pg_catalog.pg_get_expr(t.polwithcheck, t.polrelid), ''), tmpl_prefix, target_prefix)
-							   OPERATOR(pg_catalog.=) COALESCE(pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid), ''))
+							   = COALESCE(pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid), ''))
 				UNION ALL
 				-- inheritance (not partitioning) in either direction
 				SELECT c.relname, 'inheritance child', k.relname
 				  FROM pg_catalog.pg_inherits AS h
-				  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) h.inhparent
-				  JOIN pg_catalog.pg_class AS k ON k.oid OPERATOR(pg_catalog.=) h.inhrelid
-				 WHERE h.inhparent OPERATOR(pg_catalog.=) shard_rel AND NOT k.relispartition
+				  JOIN pg_catalog.pg_class AS c ON c.oid = h.inhparent
+				  JOIN pg_catalog.pg_class AS k ON k.oid = h.inhrelid
+				 WHERE h.inhparent = shard_rel AND NOT k.relispartition
 				UNION ALL
 				SELECT c.relname, 'inheritance parent', k.relname
 				  FROM pg_catalog.pg_inherits AS h
-				  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) h.inhrelid
-				  JOIN pg_catalog.pg_class AS k ON k.oid OPERATOR(pg_catalog.=) h.inhparent
-				 WHERE h.inhrelid OPERATOR(pg_catalog.=) shard_rel
+				  JOIN pg_catalog.pg_class AS c ON c.oid = h.inhrelid
+				  JOIN pg_catalog.pg_class AS k ON k.oid = h.inhparent
+				 WHERE h.inhrelid = shard_rel
 				LIMIT 1
 			LOOP
 				RAISE EXCEPTION USING
@@ -507,8 +507,8 @@ BEGIN
 		shard_rel := NULL;
 		SELECT c.oid INTO shard_rel
 		  FROM pg_catalog.pg_class AS c
-		 WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
-		   AND c.relname OPERATOR(pg_catalog.=) tables[i];
+		 WHERE c.relnamespace = target_oid
+		   AND c.relname = tables[i];
 
 		IF shard_rel IS NOT NULL THEN
 			-- It must match the template column for column, and number its
@@ -519,16 +519,16 @@ BEGIN
 								', ' ORDER BY a.attnum)
 			  INTO want_cols
 			  FROM pg_catalog.pg_attribute AS a
-			 WHERE a.attrelid OPERATOR(pg_catalog.=) tmpl_oids[i]
-			   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+			 WHERE a.attrelid = tmpl_oids[i]
+			   AND a.attnum > 0 AND NOT a.attisdropped;
 			SELECT pg_catalog.string_agg(pg_catalog.format('%I %s%s', a.attname,
 								pg_catalog.format_type(a.atttypid, a.atttypmod),
 								CASE WHEN a.attnotnull THEN ' not null' ELSE '' END),
 								', ' ORDER BY a.attnum)
 			  INTO have_cols
 			  FROM pg_catalog.pg_attribute AS a
-			 WHERE a.attrelid OPERATOR(pg_catalog.=) shard_rel
-			   AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped;
+			 WHERE a.attrelid = shard_rel
+			   AND a.attnum > 0 AND NOT a.attisdropped;
 			IF have_cols IS DISTINCT FROM want_cols THEN
 				RAISE EXCEPTION USING
 					ERRCODE = 'duplicate_schema',
@@ -541,10 +541,10 @@ BEGIN
 			SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid) INTO have_default
 			  FROM pg_catalog.pg_attrdef AS d
 			  JOIN pg_catalog.pg_attribute AS a
-				ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid
-			   AND a.attnum OPERATOR(pg_catalog.=) d.adnum
-			 WHERE d.adrelid OPERATOR(pg_catalog.=) shard_rel
-			   AND a.attname OPERATOR(pg_catalog.=) 'id';
+				ON a.attrelid = d.adrelid
+			   AND a.attnum = d.adnum
+			 WHERE d.adrelid = shard_rel
+			   AND a.attname = 'id';
 			IF have_default IS DISTINCT FROM want_default THEN
 				RAISE EXCEPTION USING
 					ERRCODE = 'duplicate_schema',
@@ -555,9 +555,9 @@ BEGIN
 					HINT = 'Drop or rename the schema, or provision the shard into another schema.';
 			END IF;
 			IF NOT EXISTS (SELECT FROM pg_catalog.pg_class AS c
-							WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
-							  AND c.relname OPERATOR(pg_catalog.=) seq_name
-							  AND c.relkind OPERATOR(pg_catalog.=) 'S') THEN
+							WHERE c.relnamespace = target_oid
+							  AND c.relname = seq_name
+							  AND c.relkind = 'S') THEN
 				RAISE EXCEPTION USING
 					ERRCODE = 'duplicate_schema',
 					MESSAGE = pg_catalog.format('schema "%s" exists with other contents', target),
@@ -566,17 +566,17 @@ BEGIN
 					HINT = 'Drop or rename the schema, or provision the shard into another schema.';
 			END IF;
 
-			res_kind := res_kind OPERATOR(pg_catalog.||) ARRAY['table', 'sequence'];
-			res_name := res_name OPERATOR(pg_catalog.||) ARRAY[pg_catalog.format('%I.%I', target, tables[i]),
+			res_kind := res_kind || ARRAY['table', 'sequence'];
+			res_name := res_name || ARRAY[pg_catalog.format('%I.%I', target, tables[i]),
 															   pg_catalog.format('%I.%I', target, seq_name)];
-			res_action := res_action OPERATOR(pg_catalog.||) ARRAY['exists', 'exists'];
-			res_ord := res_ord OPERATOR(pg_catalog.||) ARRAY[2 OPERATOR(pg_catalog.*) i, (2 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1];
+			res_action := res_action || ARRAY['exists', 'exists'];
+			res_ord := res_ord || ARRAY[2 * i, (2 * i) + 1];
 			CONTINUE;
 		END IF;
 
 		IF EXISTS (SELECT FROM pg_catalog.pg_class AS c
-					WHERE c.relnamespace OPERATOR(pg_catalog.=) target_oid
-					  AND c.relname OPERATOR(pg_catalog.=) seq_name) THEN
+					WHERE c.relnamespace = target_oid
+					  AND c.relname = seq_name) THEN
 			RAISE EXCEPTION USING
 				ERRCODE = 'duplicate_schema',
 				MESSAGE = pg_catalog.format('schema "%s" exists with other contents', target),
@@ -586,7 +586,7 @@ BEGIN
 		END IF;
 
 		EXECUTE pg_catalog.format('CREATE SEQUENCE %I.%I AS pg_catalog.int8', target, seq_name);
-		IF kinds[i] OPERATOR(pg_catalog.=) 'p' THEN
+		IF kinds[i] = 'p' THEN
 			-- LIKE copies no partitioning: the parent gets the template's
 			-- key (checked above to be RANGE (id)) and no partitions.
 			EXECUTE pg_catalog.format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL) PARTITION BY RANGE (id)',
@@ -600,11 +600,11 @@ BEGIN
 		EXECUTE pg_catalog.format('ALTER SEQUENCE %I.%I OWNED BY %I.%I.id',
 								  target, seq_name, target, tables[i]);
 
-		res_kind := res_kind OPERATOR(pg_catalog.||) ARRAY['table', 'sequence'];
-		res_name := res_name OPERATOR(pg_catalog.||) ARRAY[pg_catalog.format('%I.%I', target, tables[i]),
+		res_kind := res_kind || ARRAY['table', 'sequence'];
+		res_name := res_name || ARRAY[pg_catalog.format('%I.%I', target, tables[i]),
 														   pg_catalog.format('%I.%I', target, seq_name)];
-		res_action := res_action OPERATOR(pg_catalog.||) ARRAY['created', 'created'];
-		res_ord := res_ord OPERATOR(pg_catalog.||) ARRAY[2 OPERATOR(pg_catalog.*) i, (2 OPERATOR(pg_catalog.*) i) OPERATOR(pg_catalog.+) 1];
+		res_action := res_action || ARRAY['created', 'created'];
+		res_ord := res_ord || ARRAY[2 * i, (2 * i) + 1];
 	END LOOP;
 
 	-- Grants, on what was there and on what was just made (default
@@ -613,24 +613,24 @@ BEGIN
 	-- TRIGGER on a table.
 	target_rels := ARRAY(
 		SELECT d.objid FROM pg_catalog.pg_depend AS d
-		 WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_namespace'::pg_catalog.regclass
-		   AND d.refobjid OPERATOR(pg_catalog.=) target_oid
-		   AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass);
+		 WHERE d.refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+		   AND d.refobjid = target_oid
+		   AND d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass);
 	FOR other IN
 		SELECT 'schema' AS what, pg_catalog.quote_ident(n.nspname) AS objname, a.grantee, a.privilege_type
 		  FROM pg_catalog.pg_namespace AS n, pg_catalog.aclexplode(n.nspacl) AS a
-		 WHERE n.oid OPERATOR(pg_catalog.=) target_oid
-		   AND a.privilege_type OPERATOR(pg_catalog.=) 'CREATE'
-		   AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
-		   AND NOT a.grantee OPERATOR(pg_catalog.=) ANY (trusted)
+		 WHERE n.oid = target_oid
+		   AND a.privilege_type = 'CREATE'
+		   AND a.grantee <> n.nspowner
+		   AND NOT a.grantee = ANY (trusted)
 		UNION ALL
 		SELECT 'table', pg_catalog.format('%I.%I', target, c.relname), a.grantee, a.privilege_type
 		  FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
-		 WHERE c.oid OPERATOR(pg_catalog.=) ANY (target_rels)
-		   AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])
-		   AND a.privilege_type OPERATOR(pg_catalog.=) 'TRIGGER'
-		   AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-		   AND NOT a.grantee OPERATOR(pg_catalog.=) ANY (trusted)
+		 WHERE c.oid = ANY (target_rels)
+		   AND c.relkind = ANY ('{r,p}'::pg_catalog."char"[])
+		   AND a.privilege_type = 'TRIGGER'
+		   AND a.grantee <> c.relowner
+		   AND NOT a.grantee = ANY (trusted)
 		 ORDER BY 1 DESC, 2		-- the schema first, then tables by name
 		LIMIT 1
 	LOOP
