@@ -14,4 +14,11 @@
 -- proves that an updated database equals a fresh one.
 --
 
+-- shardid_partition_work, the maintenance of one table switched by
+-- flags, is split by action into shardid_partition_plan, _parent, _lock,
+-- _drop_lock, _make, _create, _move and _drop (made below).
+DROP FUNCTION shardid_partition_work(pg_catalog.regclass, pg_catalog.interval, pg_catalog.int4,
+									 pg_catalog.interval, pg_catalog.timestamptz, pg_catalog.interval,
+									 pg_catalog.bool, pg_catalog.bool);
+
 --@ sources

@@ -483,10 +483,35 @@ CALL shardid_partition_run(ARRAY['p'::regclass], '1 millisecond', 1000, NULL, '-
 CALL shardid_partition_run(ARRAY['p'::regclass], '1 day', 3, NULL, NULL, '-1 s');
 CALL shardid_partition_run(ARRAY['ids'::regclass], '1 day', 3, NULL, NULL, '1 day');
 SELECT * FROM shardid_partition_status;} ],
-	[ 'shardid_partition_work', 'the internal steps, called directly' => q{
-SELECT * FROM shardid_partition_work('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day', true, true);
-SELECT * FROM shardid_partition_work(0, '1 day', 3, NULL, '2011-01-01+00', NULL, true, true);
-SELECT * FROM shardid_partition_work(NULL, '1 day', 1000, '1 day', '-infinity', '1 day', true, true);
+	[ 'shardid_partition_make', 'the internal steps, called directly, on others\' tables and endless ranges' => q{
+CREATE TEMP TABLE p (id bigint NOT NULL) PARTITION BY RANGE (id);
+CREATE TEMP TABLE p_default PARTITION OF p DEFAULT;
+INSERT INTO p VALUES (9223372036854775807), (0), (-1), (shardid_encode(now() + interval '3 days', 0, 0));
+SELECT * FROM shardid_partition_plan('1 day', 1000, '1 day', '-infinity', '1 day');
+SELECT * FROM shardid_partition_plan('1 millisecond', 1000, NULL, '2011-01-01+00', NULL);
+SELECT * FROM shardid_partition_plan(NULL, NULL, NULL, NULL, NULL);
+SELECT * FROM shardid_partition_parent('ids'), shardid_partition_parent(0);
+SELECT * FROM shardid_partition_parent(NULL), shardid_partition_parent('shardid_partition_log');
+SELECT shardid_partition_lock('ids', 'ACCESS EXCLUSIVE', '1 day');
+SELECT shardid_partition_lock('shardid_partition_log', 'ACCESS EXCLUSIVE', '1 day');
+SELECT shardid_partition_lock('p', 'ACCESS EXCLUSIVE MODE; DROP TABLE ids; --', '1 s');
+SELECT shardid_partition_lock('p', 'SHARE', '-1 s'), shardid_partition_lock('p', NULL, NULL);
+SELECT shardid_partition_drop_lock('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day');
+SELECT shardid_partition_drop_lock(0, '1 day', 3, '-1 day', 'infinity', '0');
+SELECT * FROM shardid_partition_make('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day');
+SELECT * FROM shardid_partition_make(0, '1 day', 3, NULL, '2011-01-01+00', NULL);
+SELECT * FROM shardid_partition_make('p', '1 day', 1000, NULL, '2011-01-01+00', '1 day');
+SELECT * FROM shardid_partition_create('ids', '-infinity', 'infinity', '2011-01-01+00', 'x');
+SELECT * FROM shardid_partition_create('p', '-infinity', 'infinity', '2011-01-01+00', 'ids');
+SELECT * FROM shardid_partition_create('p', now(), now() - interval '1 day', '2011-01-01+00', repeat('x', 100));
+SELECT * FROM shardid_partition_create('p', '2011-01-01+00', '294276-01-01+00', '2011-01-01+00', 'p_all');
+SELECT * FROM shardid_partition_create('p', NULL, NULL, NULL, NULL);
+SELECT shardid_partition_move('ids', 'ids', '-infinity', 'infinity', '2011-01-01+00');
+SELECT shardid_partition_move('p', 'shardid_partition_log', '2011-01-01+00', now() + interval '1 year', '2011-01-01+00');
+SELECT shardid_partition_move('p', 'p_default', '2011-01-01+00', now() + interval '1 year', '2011-01-01+00');
+SELECT * FROM shardid_partition_drop('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'held');
+SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'held');
+SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'x'' OR true');
 SELECT * FROM shardid_partition_ranges('ids'), shardid_partition_ranges(0);
 SELECT shardid_partition_log_purge();
 SELECT shardid_shard_tables('ids'), shardid_shard_tables(NULL), shardid_shard_tables(repeat('x', 100));
@@ -580,7 +605,9 @@ my %tried = (
 	  shardid_from_shortcode shardid_epoch shardid_stats shardid_stats_info
 	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all
 	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status
-	  shardid_partition_step_start shardid_shard_tables shardid_private
+	  shardid_partition_step_start shardid_partition_plan shardid_partition_parent
+	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
+	  shardid_partition_move shardid_partition_drop shardid_shard_tables shardid_private
 	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
