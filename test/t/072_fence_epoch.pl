@@ -527,6 +527,19 @@ SELECT * FROM shardid_provision_shard(-1, 'public', 'x');
 SELECT * FROM shardid_provision_shard(2, 'public', 'pg_temp');
 SELECT * FROM shardid_provision_shard(3, 'information_schema', 'public');
 SELECT shardid_shard_schema(-1), shardid_shard_schema(8192), shardid_shard_schema(2147483647);} ],
+	[ 'shardid_provision_table', 'the internal steps, called directly, on system and others\' schemas' => q{
+SELECT * FROM shardid_provision_template('pg_catalog', ARRAY(SELECT oid FROM pg_roles));
+SELECT * FROM shardid_provision_template('public', NULL), shardid_provision_template(NULL, '{}');
+SELECT shardid_provision_check_schema('public', 'pg_catalog', '{ids}', '{s}', ARRAY(SELECT oid FROM pg_roles));
+SELECT shardid_provision_check_schema(NULL, NULL, NULL, NULL, NULL);
+SELECT shardid_provision_check_table('public', 'ids', 'pg_catalog', 'pg_class'::regclass);
+SELECT shardid_provision_check_table('pg_catalog', 'pg_class', 'public', 0);
+SELECT shardid_provision_check_grants('public', ARRAY(SELECT oid FROM pg_roles)), shardid_provision_check_grants(NULL, NULL);
+SELECT shardid_provision_table(1, 'public', 'ids', 's', 'r', 'public', 'ids'::regclass);
+SELECT shardid_provision_table(1, 'public', 'mallory_t', 'ids', 'r', 'pg_catalog', 'pg_class'::regclass);
+SELECT shardid_provision_table(1, 'pg_temp', 'mallory_t', 'mallory_t_id_seq', 'p', 'pg_catalog', 'pg_class'::regclass);
+SELECT shardid_provision_table(-1, 'pg_catalog', 'pg_class', 'x'')); DROP TABLE ids; --', 'r', 'public', 0);
+SELECT shardid_provision_table(NULL, NULL, NULL, NULL, NULL, NULL, NULL);} ],
 	[ 'codec', 'hostile epochs, IDs and times' => qq{
 SELECT shardid_encode(now(), 0, 0, $early);
 SELECT shardid_encode('infinity', 0, 0);
@@ -607,7 +620,9 @@ my %tried = (
 	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status
 	  shardid_partition_step_start shardid_partition_plan shardid_partition_parent
 	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
-	  shardid_partition_move shardid_partition_drop shardid_shard_tables shardid_private
+	  shardid_partition_move shardid_partition_drop shardid_provision_template
+	  shardid_provision_check_schema shardid_provision_check_table shardid_provision_check_grants
+	  shardid_shard_tables shardid_private
 	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
