@@ -805,7 +805,7 @@ SELECT '%s', shardid_next(5, 's', '2020-01-01 00:00:00+00'), '2020-01-01 00:00:0
   FROM generate_series(1, 100000)};
 is(state_of($ep, 'up', 'postgres', sprintf($take2020, 'c-1.1')),
 	'no error', 'C: at 1.1, with the 1.2 library, IDs under the custom epoch');
-$ep->safe_psql('up', 'ALTER EXTENSION shardid UPDATE');
+$ep->safe_psql('up', q{ALTER EXTENSION shardid UPDATE TO '1.2'});
 is($ep->safe_psql('up', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
 	'1.2', 'C: updated to 1.2');
 $e = error_of($ep, 'up', 'postgres', sprintf($take2020, 'c-refused'));
