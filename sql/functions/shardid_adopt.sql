@@ -27,10 +27,6 @@ DECLARE
 	want_default pg_catalog.text;
 	max_id pg_catalog.int8;
 	first_id pg_catalog.int8;
-	seq_name pg_catalog.text;
-	part pg_catalog.text;
-	n pg_catalog.int4 := 0;
-	grantee record;
 BEGIN
 	-- the shard: shardid_shard_schema() refuses one out of range (22003)
 	PERFORM @extschema@.shardid_shard_schema(shard);
@@ -168,51 +164,10 @@ BEGIN
 			action := 'adopted with a new sequence';
 		END IF;
 
-		-- a free name in the table's schema, <table>_<column>_seq as for
-		-- bigserial, each part cut to 24 bytes (whole characters) so that
-		-- the name fits NAMEDATALEN, and a number added while it is taken
-		part := pg_catalog.left(rel.relname, 24);
-		WHILE pg_catalog.octet_length(part) > 24 LOOP
-			part := pg_catalog.left(part, -1);
-		END LOOP;
-		seq_name := pg_catalog.left(col, 24);
-		WHILE pg_catalog.octet_length(seq_name) > 24 LOOP
-			seq_name := pg_catalog.left(seq_name, -1);
-		END LOOP;
-		seq_name := part || '_' || seq_name || '_seq';
-		WHILE EXISTS (
-			SELECT FROM pg_catalog.pg_class AS c
-			  JOIN pg_catalog.pg_namespace AS ns ON ns.oid = c.relnamespace
-			 WHERE ns.nspname = rel.nspname
-			   AND c.relname = seq_name || CASE WHEN n > 0 THEN n::pg_catalog.text ELSE '' END) LOOP
-			n := n + 1;
-		END LOOP;
-		IF n > 0 THEN
-			seq_name := seq_name || n::pg_catalog.text;
-		END IF;
-		EXECUTE pg_catalog.format('CREATE SEQUENCE %I.%I AS pg_catalog.int8 OWNED BY %s.%I',
-								  rel.nspname, seq_name, tbl, col);
-		owned := pg_catalog.format('%I.%I', rel.nspname, seq_name)::pg_catalog.regclass;
+		owned := @extschema@.shardid_adopt_sequence(tbl, col);
 		IF restart IS NOT NULL THEN
 			PERFORM pg_catalog.setval(owned::pg_catalog.regclass, restart);
 		END IF;
-		-- whoever may insert into the table may use its new sequence
-		FOR grantee IN
-			SELECT DISTINCT a.grantee
-			  FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
-			 WHERE c.oid = tbl
-			   AND a.privilege_type = 'INSERT'
-			   AND a.grantee <> c.relowner
-		LOOP
-			IF grantee.grantee = 0 THEN
-				EXECUTE pg_catalog.format('GRANT USAGE ON SEQUENCE %s TO PUBLIC',
-										  owned::pg_catalog.regclass);
-			ELSE
-				EXECUTE pg_catalog.format('GRANT USAGE ON SEQUENCE %s TO %I',
-										  owned::pg_catalog.regclass,
-										  pg_catalog.pg_get_userbyid(grantee.grantee));
-			END IF;
-		END LOOP;
 		want_default := pg_catalog.format('%I.shardid_next(%s, %L::regclass)',
 										  ext_schema, shard, owned::pg_catalog.regclass::pg_catalog.text);
 	END IF;

@@ -466,7 +466,10 @@ SELECT * FROM shardid_adopt('u', 8191);
 INSERT INTO u (v) VALUES (1);
 SELECT * FROM shardid_adopt('u', -1);
 SELECT * FROM shardid_adopt('shardid_fence_status', 0);
-SELECT * FROM shardid_adopt('ids', 1);} ],
+SELECT * FROM shardid_adopt('ids', 1);
+SELECT shardid_adopt_sequence('ids', 'id'), shardid_adopt_sequence('shardid_partition_log', 'parent');
+SELECT shardid_adopt_sequence('t', repeat('x', 100)), shardid_adopt_sequence('t', 'no such column');
+SELECT shardid_adopt_sequence(0, 'id'), shardid_adopt_sequence(NULL, NULL);} ],
 	[ 'shardid_partition_maintain', 'early, late and endless epochs' => qq{
 CREATE TEMP TABLE p (id bigint NOT NULL) PARTITION BY RANGE (id);
 SELECT * FROM shardid_partition_maintain('p', '1 day', 3, NULL, $early);
@@ -622,6 +625,7 @@ my %tried = (
 	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
 	  shardid_partition_move shardid_partition_drop shardid_provision_template
 	  shardid_provision_check_schema shardid_provision_check_table shardid_provision_check_grants
+	  shardid_adopt_sequence
 	  shardid_shard_tables shardid_private
 	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
 is_deeply([ grep { !$tried{$_} } @executable ],
