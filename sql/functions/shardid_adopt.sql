@@ -5,13 +5,23 @@
 -- bigint column fed by nextval(), or an identity column) into a shardid
 -- key: the column's own sequence, OWNED BY it, feeds shardid_next().
 --
+-- The keys the table had are not shardid IDs: they decode to the epoch
+-- (or just after it), on whatever shard their bits give, and say nothing
+-- of when their rows were made.  The column's sequence is set to one
+-- before the first ID the new default can make (first_id), and so
+-- records the boundary in the table itself: retention never deletes a
+-- key at or below the value of a table's key sequence
+-- (shardid_partition_first_id says why the sequence holds it).
+--
 
 CREATE FUNCTION shardid_adopt(tbl pg_catalog.regclass,
                               shard pg_catalog.int4,
                               col pg_catalog.name DEFAULT 'id',
                               OUT sequence pg_catalog.regclass,
                               OUT action pg_catalog.text,
-                              OUT previous_default pg_catalog.text)
+                              OUT previous_default pg_catalog.text,
+                              OUT first_id pg_catalog.int8,
+                              OUT old_keys pg_catalog.text)
 RETURNS pg_catalog.record
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -23,10 +33,10 @@ DECLARE
 	dep record;
 	owned pg_catalog.oid;			-- the sequence OWNED BY the column
 	identity_seq pg_catalog.oid;	-- the identity's own sequence
-	restart pg_catalog.int8;		-- where a replacing sequence goes on
 	want_default pg_catalog.text;
+	min_id pg_catalog.int8;
 	max_id pg_catalog.int8;
-	first_id pg_catalog.int8;
+	epoch pg_catalog.timestamptz;
 BEGIN
 	-- the shard: shardid_shard_schema() refuses one out of range (22003)
 	PERFORM @extschema@.shardid_shard_schema(shard);
@@ -134,9 +144,11 @@ BEGIN
 	END IF;
 
 	-- Existing keys must stay below every ID the new default can make:
-	-- those have a time field at or after now.
-	EXECUTE pg_catalog.format('SELECT max(%I) FROM %s', col, tbl) INTO max_id;
-	first_id := @extschema@.shardid_encode(pg_catalog.clock_timestamp(), shard, 0);
+	-- those have a time field at or after now, in the database's epoch.
+	EXECUTE pg_catalog.format('SELECT pg_catalog.min(%I), pg_catalog.max(%I) FROM %s', col, col, tbl)
+	   INTO min_id, max_id;
+	epoch := @extschema@.shardid_epoch();
+	first_id := @extschema@.shardid_encode(pg_catalog.clock_timestamp(), shard, 0, epoch);
 	IF max_id >= first_id THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'object_not_in_prerequisite_state',
@@ -146,18 +158,12 @@ BEGIN
 			HINT = 'Adopt only keys from a counter; keys that already are shardid IDs need no adoption.';
 	END IF;
 
-	-- bigserial's sequence is kept.  An identity's goes with the identity,
-	-- so a new sequence goes on where it stood; a column fed from a
-	-- sequence it does not own, or from none, gets a new one of its own.
+	-- bigserial's sequence is kept.  An identity's goes with the identity;
+	-- a column fed from a sequence it does not own, or from none, gets a
+	-- new one of its own.
 	action := 'adopted';
 	IF owned IS NULL THEN
 		IF identity_seq IS NOT NULL THEN
-			SELECT s.last_value INTO restart
-			  FROM pg_catalog.pg_sequences AS s
-			 WHERE s.schemaname = rel.nspname
-			   AND s.sequencename =
-				   (SELECT c.relname FROM pg_catalog.pg_class AS c
-					 WHERE c.oid = identity_seq);
 			EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
 			action := 'adopted identity';
 		ELSE
@@ -165,16 +171,38 @@ BEGIN
 		END IF;
 
 		owned := @extschema@.shardid_adopt_sequence(tbl, col);
-		IF restart IS NOT NULL THEN
-			PERFORM pg_catalog.setval(owned::pg_catalog.regclass, restart);
-		END IF;
 		want_default := pg_catalog.format('%I.shardid_next(%s, %L::regclass)',
 										  ext_schema, shard, owned::pg_catalog.regclass::pg_catalog.text);
 	END IF;
 
+	-- The boundary, in the sequence: every key the table has is below
+	-- first_id, and so is every value the sequence gave.  (Only the low
+	-- ten bits of its values go into IDs.)
+	IF EXISTS (SELECT FROM pg_catalog.pg_sequence AS q
+				WHERE q.seqrelid = owned
+				  AND (q.seqincrement < 0 OR q.seqmax < first_id - 1)) THEN
+		RAISE EXCEPTION USING
+			ERRCODE = 'object_not_in_prerequisite_state',
+			MESSAGE = pg_catalog.format('sequence %s of column "%s" of relation %s cannot count up to %s',
+										owned::pg_catalog.regclass, col, tbl, first_id - 1),
+			DETAIL = 'shardid_adopt sets the column''s sequence to one before the first ID it may issue, so that the table records which of its keys are older; this sequence descends, or stops below that.',
+			HINT = pg_catalog.format('ALTER SEQUENCE %s AS bigint INCREMENT BY 1 NO MAXVALUE, then adopt the column again.',
+									 owned::pg_catalog.regclass);
+	END IF;
+	PERFORM pg_catalog.setval(owned::pg_catalog.regclass, first_id - 1);
 	EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s',
 							  tbl, col, want_default);
 	sequence := owned;
+	old_keys := CASE
+		WHEN max_id IS NULL THEN 'none: the table had no rows'
+		ELSE pg_catalog.format('keys %s to %s are not shardid IDs: they decode to %s, so never route them by their bits (shardid_shard) nor select them by time (shardid_floor); retention never deletes a key below %s',
+							   min_id, max_id,
+							   CASE WHEN min_id >= 0 AND max_id < 1024
+									THEN pg_catalog.format('the epoch (%s) on shard 0', epoch)
+									ELSE pg_catalog.format('times from the epoch (%s) to %s, on whatever shard their bits give%s',
+														   epoch, @extschema@.shardid_created_at(GREATEST(max_id, 0), epoch),
+														   CASE WHEN min_id < 0 THEN ' (those below 0 to none)' ELSE '' END)
+							   END, first_id) END;
 	RETURN;
 END
 $fn$;

@@ -1,7 +1,10 @@
 -- Retention, in the caller's transaction: the default partition's rows
 -- older than the cutoff are deleted ("pruned"), as they would have gone
 -- with their partition, then every partition whose range ends at or
--- before the cutoff is dropped.  drop_lock is what
+-- before the cutoff is dropped.  Keys below the table's first shardid ID
+-- (shardid_partition_first_id) are not IDs shardid issued, and are never
+-- deleted by age: the rows of the default partition and the partitions
+-- that hold such keys are "kept", with a WARNING.  drop_lock is what
 -- shardid_partition_drop_lock gave, before anything else was locked:
 -- with 'none' no partition is dropped (one that came due since would be
 -- locked after the default partition), with 'busy' each is reported
@@ -29,10 +32,14 @@ SET TimeZone = 'UTC'
 AS $fn$
 DECLARE
 	cutoff pg_catalog.int8;
+	first_id pg_catalog.int8;
 	par record;
 	def record;
 	due pg_catalog.bool;
 	gone record;
+	below pg_catalog.bool;
+	kept_rows pg_catalog.bool := false;
+	kept_parts pg_catalog.int4 := 0;
 BEGIN
 	SELECT p.cutoff INTO cutoff FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait) AS p;
 	SELECT * INTO par FROM @extschema@.shardid_partition_parent(parent);
@@ -44,6 +51,7 @@ BEGIN
 	IF cutoff IS NULL THEN
 		RETURN;
 	END IF;
+	first_id := @extschema@.shardid_partition_first_id(parent);
 	IF lock_wait IS NOT NULL THEN
 		PERFORM pg_catalog.set_config('lock_timeout',
 			GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8::pg_catalog.text, true);
@@ -56,9 +64,9 @@ BEGIN
 
 	IF def.oid IS NOT NULL THEN
 		BEGIN
-			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
-									  def.nspname, def.relname, par.keyname)
-			   INTO due USING cutoff;
+			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $2 AND d.%I < $1)',
+									  def.nspname, def.relname, par.keyname, par.keyname)
+			   INTO due USING cutoff, first_id;
 			IF due THEN
 				IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
 							WHERE fk.contype = 'f'
@@ -78,14 +86,25 @@ BEGIN
 						DETAIL = 'Deleting rows runs the table''s triggers, which would run as the caller.',
 						HINT = pg_catalog.format('Run the maintenance as role %s (SET ROLE).', par.relowner::pg_catalog.regrole);
 				END IF;
-				EXECUTE pg_catalog.format('DELETE FROM ONLY %I.%I AS d WHERE d.%I < $1',
-										  def.nspname, def.relname, par.keyname)
-				   USING cutoff;
+				EXECUTE pg_catalog.format('DELETE FROM ONLY %I.%I AS d WHERE d.%I >= $2 AND d.%I < $1',
+										  def.nspname, def.relname, par.keyname, par.keyname)
+				   USING cutoff, first_id;
 				GET DIAGNOSTICS moved = ROW_COUNT;
 				partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
 				action := 'pruned';
 				range_start := NULL;
 				range_end := pg_catalog.now() - retain;
+				RETURN NEXT;
+			END IF;
+			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
+									  def.nspname, def.relname, par.keyname)
+			   INTO kept_rows USING LEAST(cutoff, first_id);
+			IF kept_rows THEN
+				partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
+				action := 'kept';
+				range_start := NULL;
+				range_end := @extschema@.shardid_created_at(first_id, epoch);
+				moved := 0;
 				RETURN NEXT;
 			END IF;
 		EXCEPTION WHEN lock_not_available THEN
@@ -98,13 +117,11 @@ BEGIN
 			RETURN;
 		END;
 	END IF;
-	IF drop_lock = 'none' THEN
-		RETURN;
-	END IF;
 
 	FOR gone IN
-		SELECT b.nspname, b.relname, b.lo, b.hi
+		SELECT b.nspname, b.relname, b.lo, b.hi, c.relrowsecurity, c.relforcerowsecurity, c.relowner
 		  FROM @extschema@.shardid_partition_ranges(parent) AS b
+		  JOIN pg_catalog.pg_class AS c ON c.oid = b.partition
 		 WHERE b.hi <= cutoff::pg_catalog.numeric
 		 ORDER BY b.hi
 	LOOP
@@ -112,7 +129,26 @@ BEGIN
 		range_start := CASE WHEN gone.lo >= 0 THEN @extschema@.shardid_created_at(gone.lo::pg_catalog.int8, epoch) END;
 		range_end := CASE WHEN gone.hi >= 0 THEN @extschema@.shardid_created_at(gone.hi::pg_catalog.int8, epoch) END;
 		moved := 0;
-		IF drop_lock = 'busy' THEN
+		-- Below the first ID: kept.  The one partition that holds the
+		-- first ID goes if it holds no key below it, where looking runs
+		-- no other role's code (no row security, or the caller acts as
+		-- its owner); else it is kept too.
+		below := gone.lo < first_id;
+		IF below AND gone.hi > first_id
+		   AND (NOT gone.relrowsecurity
+				OR (pg_catalog.pg_has_role(gone.relowner, 'USAGE') AND NOT gone.relforcerowsecurity)) THEN
+			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
+									  gone.nspname, gone.relname, par.keyname)
+			   INTO below USING first_id;
+		END IF;
+		IF below THEN
+			action := 'kept';
+			kept_parts := kept_parts + 1;
+			RETURN NEXT;
+			CONTINUE;
+		ELSIF drop_lock = 'none' THEN
+			CONTINUE;
+		ELSIF drop_lock = 'busy' THEN
 			action := 'busy';
 			RETURN NEXT;
 			CONTINUE;
@@ -127,6 +163,19 @@ BEGIN
 		END;
 		RETURN NEXT;
 	END LOOP;
+
+	IF kept_rows OR kept_parts > 0 THEN
+		RAISE WARNING USING
+			MESSAGE = pg_catalog.format('partition maintenance keeps %s of table %s past the retention: their keys are below %s, its first shardid ID',
+										pg_catalog.concat_ws(' and ',
+											CASE WHEN kept_rows THEN 'rows of its default partition' END,
+											CASE kept_parts WHEN 0 THEN NULL WHEN 1 THEN '1 partition'
+												 ELSE pg_catalog.format('%s partitions', kept_parts) END),
+										parent, first_id),
+			DETAIL = pg_catalog.format('Keys below %s (one past the value of the table''s key sequence; 0 without one) are not IDs shardid issued: they are the keys the table had before shardid_adopt, or keys from elsewhere, and the time they decode to (%s at the latest) says nothing of their age.',
+									   first_id, @extschema@.shardid_created_at(first_id, epoch)),
+			HINT = 'Delete them yourself when they are to go (docs/partitions.md, "Keys that are not shardid IDs").';
+	END IF;
 END
 $fn$;
 

@@ -1,5 +1,6 @@
 -- The parent's lock for retention, taken first: with partitions past the
--- retention cutoff, ACCESS EXCLUSIVE on the parent, before its default
+-- retention cutoff (and not below the table's first shardid ID, which
+-- are kept), ACCESS EXCLUSIVE on the parent, before its default
 -- partition is touched.  'none' when no partition is due (no lock is
 -- taken), 'held', or 'busy' when the wait ran out (the drops are then
 -- reported "busy").  What shardid_partition_drop is told.
@@ -17,12 +18,17 @@ SET TimeZone = 'UTC'
 AS $fn$
 DECLARE
 	cutoff pg_catalog.int8;
+	first_id pg_catalog.int8;
 BEGIN
 	SELECT p.cutoff INTO cutoff FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait) AS p;
 	PERFORM FROM @extschema@.shardid_partition_parent(parent);
-	IF cutoff IS NULL
-	   OR NOT EXISTS (SELECT FROM @extschema@.shardid_partition_ranges(parent) AS b
-					   WHERE b.hi <= cutoff::pg_catalog.numeric) THEN
+	IF cutoff IS NULL THEN
+		RETURN 'none';
+	END IF;
+	-- (one that holds the first ID counts: it may go)
+	first_id := @extschema@.shardid_partition_first_id(parent);
+	IF NOT EXISTS (SELECT FROM @extschema@.shardid_partition_ranges(parent) AS b
+					WHERE b.hi <= cutoff::pg_catalog.numeric AND b.hi > first_id::pg_catalog.numeric) THEN
 		RETURN 'none';
 	END IF;
 	RETURN CASE WHEN @extschema@.shardid_partition_lock(parent, 'ACCESS EXCLUSIVE', lock_wait)

@@ -79,6 +79,7 @@ BEGIN
 		SELECT pg_catalog.count(*) FILTER (WHERE u.a = 'created')::pg_catalog.int4 AS made,
 			   pg_catalog.count(*) FILTER (WHERE u.a = 'dropped')::pg_catalog.int4 AS dropped,
 			   pg_catalog.count(*) FILTER (WHERE u.a = 'busy')::pg_catalog.int4 AS busy,
+			   pg_catalog.count(*) FILTER (WHERE u.a = 'kept')::pg_catalog.int4 AS kept,
 			   COALESCE(pg_catalog.sum(u.m) FILTER (WHERE u.a <> 'pruned'), 0)::pg_catalog.int8 AS moved,
 			   COALESCE(pg_catalog.sum(u.m) FILTER (WHERE u.a = 'pruned'), 0)::pg_catalog.int8 AS pruned
 		  INTO tally
@@ -87,11 +88,13 @@ BEGIN
 		-- without inheriting: then it is not recorded)
 		BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
+				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned,
+					kept_below)
 			VALUES (par.oid, step, premake, retain, epoch,
 					CASE WHEN tally.busy > 0 THEN 'busy' ELSE 'ok' END,
 					CASE WHEN tally.busy > 0 THEN '55P03' END, NULL,
-					tally.made, tally.dropped, tally.moved, tally.pruned);
+					tally.made, tally.dropped, tally.moved, tally.pruned,
+					CASE WHEN tally.kept > 0 THEN @extschema@.shardid_partition_first_id(parent) END);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;
 		END;

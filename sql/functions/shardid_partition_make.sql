@@ -1,6 +1,7 @@
 -- Make the partitions of a parent: the one that holds now() and premake
 -- after it, and one for each step of time in which the default partition
--- holds rows, from the retention cutoff on, whose rows move into it.  The
+-- holds IDs, from the retention cutoff and from the table's first
+-- shardid ID on, whose rows move into it.  The
 -- caller holds the parent (shardid_partition_lock), so that nothing is
 -- attached or detached meanwhile.  One row per partition looked at,
 -- returned once all of them stand; a lock wait that runs out undoes them
@@ -62,8 +63,10 @@ BEGIN
 		  + pg_catalog.octet_length('_p' || pg_catalog.to_char(pl.starts[1], pl.suffix_format)) > 63 LOOP
 		base_name := pg_catalog.left(base_name, -1);
 	END LOOP;
-	-- rows older than the retention cutoff are not given partitions
-	lo_min := COALESCE(pl.cutoff, 0);
+	-- rows older than the retention cutoff are not given partitions, nor
+	-- are keys below the table's first shardid ID, which are not IDs and
+	-- hold no time
+	lo_min := GREATEST(COALESCE(pl.cutoff, 0), @extschema@.shardid_partition_first_id(parent));
 	starts := pl.starts;
 
 	BEGIN

@@ -17,7 +17,8 @@ CREATE FUNCTION shardid_partition_status(
 	OUT made pg_catalog.int4,
 	OUT dropped pg_catalog.int4,
 	OUT moved pg_catalog.int8,
-	OUT pruned pg_catalog.int8)
+	OUT pruned pg_catalog.int8,
+	OUT kept_below pg_catalog.int8)
 RETURNS SETOF pg_catalog.record
 LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -106,6 +107,7 @@ BEGIN
 		dropped := l.dropped;
 		moved := l.moved;
 		pruned := l.pruned;
+		kept_below := l.kept_below;
 		RETURN NEXT;
 	END LOOP;
 END

@@ -24,6 +24,7 @@ DECLARE
 	n_dropped pg_catalog.int4;
 	n_moved pg_catalog.int8;
 	n_pruned pg_catalog.int8;
+	kept_below pg_catalog.int8;
 	n_failed pg_catalog.int4 := 0;
 	n_busy pg_catalog.int4 := 0;
 	first_state pg_catalog.text;
@@ -65,6 +66,7 @@ BEGIN
 		n_dropped := 0;
 		n_moved := 0;
 		n_pruned := 0;
+		kept_below := NULL;
 
 		-- make: its own transaction, under SHARE UPDATE EXCLUSIVE on the
 		-- parent
@@ -108,6 +110,8 @@ BEGIN
 						n_dropped := n_dropped OPERATOR(pg_catalog.+) 1;
 					ELSIF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
 						n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
+					ELSIF w.action OPERATOR(pg_catalog.=) 'kept' THEN
+						kept_below := @extschema@.shardid_partition_first_id(oids[i]::pg_catalog.regclass);
 					ELSIF w.action OPERATOR(pg_catalog.=) 'busy' AND result OPERATOR(pg_catalog.=) 'ok' THEN
 						result := 'busy';
 					END IF;
@@ -115,6 +119,7 @@ BEGIN
 			EXCEPTION WHEN OTHERS THEN
 				n_dropped := 0;
 				n_pruned := 0;
+				kept_below := NULL;
 				IF result OPERATOR(pg_catalog.<>) 'failed' THEN
 					GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
 					result := 'failed';
@@ -127,9 +132,10 @@ BEGIN
 		END IF;
 		BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
+				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned,
+					kept_below)
 			VALUES (oids[i], step, premake, retain, epoch, result, state, msg, n_made, n_dropped, n_moved,
-					n_pruned);
+					n_pruned, kept_below);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;				-- not recorded: the table is gone, or not the caller's
 		END;

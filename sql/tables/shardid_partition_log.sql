@@ -58,7 +58,10 @@ CREATE TABLE shardid_partition_log (
 	made		pg_catalog.int4 NOT NULL,
 	dropped		pg_catalog.int4 NOT NULL,
 	moved		pg_catalog.int8 NOT NULL,
-	pruned		pg_catalog.int8 NOT NULL
+	pruned		pg_catalog.int8 NOT NULL,
+	-- when the run kept rows or partitions past the retention because
+	-- their keys are below the table's first shardid ID: that ID
+	kept_below	pg_catalog.int8
 );
 
 CREATE INDEX shardid_partition_log_parent ON shardid_partition_log (parent, ran_at);

@@ -21,4 +21,15 @@ DROP FUNCTION shardid_partition_work(pg_catalog.regclass, pg_catalog.interval, p
 									 pg_catalog.interval, pg_catalog.timestamptz, pg_catalog.interval,
 									 pg_catalog.bool, pg_catalog.bool);
 
+-- shardid_adopt says what it leaves behind (first_id, old_keys), and
+-- shardid_partition_status what retention kept (kept_below): new result
+-- columns, so the function (and the view over it) are made again.
+DROP FUNCTION shardid_adopt(pg_catalog.regclass, pg_catalog.int4, pg_catalog.name);
+DROP VIEW shardid_partition_status;
+DROP FUNCTION shardid_partition_status();
+
+-- Retention keeps the keys below a table's first shardid ID; a run that
+-- did records that ID.
+ALTER TABLE shardid_partition_log ADD COLUMN kept_below pg_catalog.int8;
+
 --@ sources

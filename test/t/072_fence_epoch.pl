@@ -515,6 +515,8 @@ SELECT shardid_partition_move('p', 'p_default', '2011-01-01+00', now() + interva
 SELECT * FROM shardid_partition_drop('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'held');
 SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'held');
 SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'x'' OR true');
+SELECT shardid_partition_first_id('ids'), shardid_partition_first_id('p'), shardid_partition_first_id(NULL);
+SELECT shardid_partition_first_id('shardid_partition_log'), shardid_partition_first_id(0);
 SELECT * FROM shardid_partition_ranges('ids'), shardid_partition_ranges(0);
 SELECT shardid_partition_log_purge();
 SELECT shardid_shard_tables('ids'), shardid_shard_tables(NULL), shardid_shard_tables(repeat('x', 100));
@@ -625,7 +627,7 @@ my %tried = (
 	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
 	  shardid_partition_move shardid_partition_drop shardid_provision_template
 	  shardid_provision_check_schema shardid_provision_check_table shardid_provision_check_grants
-	  shardid_adopt_sequence
+	  shardid_adopt_sequence shardid_partition_first_id
 	  shardid_shard_tables shardid_private
 	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
 is_deeply([ grep { !$tried{$_} } @executable ],
