@@ -34,7 +34,6 @@ DECLARE
 	cutoff pg_catalog.int8;
 	first_id pg_catalog.int8;
 	par record;
-	def record;
 	due pg_catalog.bool;
 	gone record;
 	below pg_catalog.bool;
@@ -56,25 +55,20 @@ BEGIN
 		PERFORM pg_catalog.set_config('lock_timeout',
 			GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8::pg_catalog.text, true);
 	END IF;
-	SELECT dc.oid, dn.nspname, dc.relname INTO def
-	  FROM pg_catalog.pg_partitioned_table AS pt
-	  JOIN pg_catalog.pg_class AS dc ON dc.oid = pt.partdefid
-	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid = dc.relnamespace
-	 WHERE pt.partrelid = parent::pg_catalog.oid;
 
-	IF def.oid IS NOT NULL THEN
+	IF par.def_oid IS NOT NULL THEN
 		BEGIN
 			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $2 AND d.%I < $1)',
-									  def.nspname, def.relname, par.keyname, par.keyname)
+									  par.def_nspname, par.def_relname, par.keyname, par.keyname)
 			   INTO due USING cutoff, first_id;
 			IF due THEN
 				IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
 							WHERE fk.contype = 'f'
-							  AND (fk.confrelid = parent::pg_catalog.oid OR fk.confrelid = def.oid)) THEN
+							  AND (fk.confrelid = parent::pg_catalog.oid OR fk.confrelid = par.def_oid)) THEN
 					RAISE EXCEPTION USING
 						ERRCODE = 'feature_not_supported',
 						MESSAGE = pg_catalog.format('cannot delete rows older than the retention from default partition %I.%I: table %s is referenced by a foreign key',
-													def.nspname, def.relname, parent),
+													par.def_nspname, par.def_relname, parent),
 						DETAIL = pg_catalog.format('Its rows with IDs below %s (%s) are past the retention.',
 												   cutoff, pg_catalog.now() - retain),
 						HINT = 'Delete them yourself, then run the maintenance again.';
@@ -87,20 +81,20 @@ BEGIN
 						HINT = pg_catalog.format('Run the maintenance as role %s (SET ROLE).', par.relowner::pg_catalog.regrole);
 				END IF;
 				EXECUTE pg_catalog.format('DELETE FROM ONLY %I.%I AS d WHERE d.%I >= $2 AND d.%I < $1',
-										  def.nspname, def.relname, par.keyname, par.keyname)
+										  par.def_nspname, par.def_relname, par.keyname, par.keyname)
 				   USING cutoff, first_id;
 				GET DIAGNOSTICS moved = ROW_COUNT;
-				partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
+				partition := pg_catalog.format('%I.%I', par.def_nspname, par.def_relname);
 				action := 'pruned';
 				range_start := NULL;
 				range_end := pg_catalog.now() - retain;
 				RETURN NEXT;
 			END IF;
 			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
-									  def.nspname, def.relname, par.keyname)
+									  par.def_nspname, par.def_relname, par.keyname)
 			   INTO kept_rows USING LEAST(cutoff, first_id);
 			IF kept_rows THEN
-				partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
+				partition := pg_catalog.format('%I.%I', par.def_nspname, par.def_relname);
 				action := 'kept';
 				range_start := NULL;
 				range_end := @extschema@.shardid_created_at(first_id, epoch);
@@ -108,7 +102,7 @@ BEGIN
 				RETURN NEXT;
 			END IF;
 		EXCEPTION WHEN lock_not_available THEN
-			partition := pg_catalog.format('%I.%I', def.nspname, def.relname);
+			partition := pg_catalog.format('%I.%I', par.def_nspname, par.def_relname);
 			action := 'busy';
 			range_start := NULL;
 			range_end := NULL;

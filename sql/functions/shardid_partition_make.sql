@@ -26,7 +26,6 @@ AS $fn$
 DECLARE
 	pl record;
 	par record;
-	def record;
 	-- the partitions to look at: [starts[i], starts[i] + step)
 	starts pg_catalog.timestamptz[];
 	base_name pg_catalog.text;
@@ -50,11 +49,6 @@ BEGIN
 		PERFORM pg_catalog.set_config('lock_timeout',
 			GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8::pg_catalog.text, true);
 	END IF;
-	SELECT dc.oid, dn.nspname, dc.relname INTO def
-	  FROM pg_catalog.pg_partitioned_table AS pt
-	  JOIN pg_catalog.pg_class AS dc ON dc.oid = pt.partdefid
-	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid = dc.relnamespace
-	 WHERE pt.partrelid = parent::pg_catalog.oid;
 
 	-- Partition names are the table's name and the suffix, the table's
 	-- name cut short to fit NAMEDATALEN.
@@ -73,9 +67,9 @@ BEGIN
 		-- The default partition, after the parent: when it holds rows
 		-- from the cutoff on, or a wanted partition is missing (ATTACH
 		-- would lock it anyway).  Nothing can reach it meanwhile.
-		IF def.oid IS NOT NULL THEN
+		IF par.def_oid IS NOT NULL THEN
 			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $1)',
-									  def.nspname, def.relname, par.keyname)
+									  par.def_nspname, par.def_relname, par.keyname)
 			   INTO due USING lo_min;
 			IF due OR EXISTS (
 				SELECT FROM (SELECT @extschema@.shardid_floor(GREATEST(w.s, epoch), epoch)::pg_catalog.numeric AS lo,
@@ -85,7 +79,7 @@ BEGIN
 						  FROM @extschema@.shardid_partition_ranges(parent) AS b
 						 WHERE b.lo < x.hi AND b.hi > x.lo) < x.hi - x.lo) THEN
 				EXECUTE pg_catalog.format('LOCK TABLE ONLY %I.%I IN ACCESS EXCLUSIVE MODE',
-										  def.nspname, def.relname);
+										  par.def_nspname, par.def_relname);
 			END IF;
 			-- The steps that hold its rows, from the cutoff up to the
 			-- horizon, one index probe each (rows past the horizon can
@@ -94,7 +88,7 @@ BEGIN
 				v := lo_min;
 				LOOP
 					EXECUTE pg_catalog.format('SELECT pg_catalog.min(d.%I) FROM ONLY %I.%I AS d WHERE d.%I >= $1',
-											  par.keyname, def.nspname, def.relname, par.keyname)
+											  par.keyname, par.def_nspname, par.def_relname, par.keyname)
 					   INTO v USING v;
 					EXIT WHEN v IS NULL OR v < 0;
 					t := @extschema@.shardid_partition_step_start(@extschema@.shardid_created_at(v, epoch), step);

@@ -18,7 +18,6 @@ SET TimeZone = 'UTC'
 AS $fn$
 DECLARE
 	par record;
-	def record;
 	cols pg_catalog.text;
 	lo_id pg_catalog.int8;
 	hi_id pg_catalog.int8;
@@ -26,18 +25,13 @@ DECLARE
 	n_rows pg_catalog.int8;
 BEGIN
 	SELECT * INTO par FROM @extschema@.shardid_partition_parent(parent);
-	SELECT dc.oid, dn.nspname, dc.relname INTO def
-	  FROM pg_catalog.pg_partitioned_table AS pt
-	  JOIN pg_catalog.pg_class AS dc ON dc.oid = pt.partdefid
-	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid = dc.relnamespace
-	 WHERE pt.partrelid = parent::pg_catalog.oid;
-	IF NOT FOUND THEN
+	IF par.def_oid IS NULL THEN
 		RETURN 0;
 	END IF;
 	lo_id := @extschema@.shardid_floor(GREATEST(range_start, epoch), epoch);
 	hi_id := @extschema@.shardid_floor(range_end, epoch);
 	EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $1 AND d.%I < $2)',
-							  def.nspname, def.relname, par.keyname, par.keyname)
+							  par.def_nspname, par.def_relname, par.keyname, par.keyname)
 	   INTO due USING lo_id, hi_id;
 	IF NOT due THEN
 		RETURN 0;
@@ -45,11 +39,11 @@ BEGIN
 
 	IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
 				WHERE fk.contype = 'f'
-				  AND (fk.confrelid = parent::pg_catalog.oid OR fk.confrelid = def.oid)) THEN
+				  AND (fk.confrelid = parent::pg_catalog.oid OR fk.confrelid = par.def_oid)) THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'feature_not_supported',
 			MESSAGE = pg_catalog.format('cannot move rows of default partition %I.%I: table %s is referenced by a foreign key',
-										def.nspname, def.relname, parent),
+										par.def_nspname, par.def_relname, parent),
 			DETAIL = pg_catalog.format('The rows with IDs from %s (%s) up to %s (%s) would be deleted and inserted again, which the foreign key''s ON DELETE action would see.',
 									   lo_id, GREATEST(range_start, epoch), hi_id, range_end),
 			HINT = 'Move them yourself (docs/partitions.md, "Rows in the default partition"), then run the maintenance again.';
@@ -72,13 +66,13 @@ BEGIN
 	EXECUTE pg_catalog.format(
 		'WITH d AS (DELETE FROM ONLY %I.%I AS d WHERE d.%I >= $1 AND d.%I < $2 RETURNING %s)'
 		' INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM d',
-		def.nspname, def.relname, par.keyname, par.keyname, cols,
+		par.def_nspname, par.def_relname, par.keyname, par.keyname, cols,
 		par.nspname, partition_name, cols, cols)
 	USING lo_id, hi_id;
 	GET DIAGNOSTICS n_rows = ROW_COUNT;
 	RAISE NOTICE USING
 		MESSAGE = pg_catalog.format('moved %s rows from default partition %I.%I into new partition %I.%I',
-									n_rows, def.nspname, def.relname, par.nspname, partition_name);
+									n_rows, par.def_nspname, par.def_relname, par.nspname, partition_name);
 	RETURN n_rows;
 END
 $fn$;

@@ -1,14 +1,19 @@
 -- The parent of a maintenance step, checked: a table partitioned by range
 -- on one bigint column with the built-in operator class, owned by the
 -- caller (a member of its owning role).  Its schema, name, owner,
--- tablespace and key column, for the step that follows.
+-- tablespace and key column, and its default partition if it has one,
+-- for the step that follows (which holds the parent's lock, so that no
+-- default partition is attached or detached meanwhile).
 CREATE FUNCTION shardid_partition_parent(
 	parent pg_catalog.regclass,
 	OUT nspname pg_catalog.name,
 	OUT relname pg_catalog.name,
 	OUT relowner pg_catalog.oid,
 	OUT spcname pg_catalog.name,
-	OUT keyname pg_catalog.name)
+	OUT keyname pg_catalog.name,
+	OUT def_oid pg_catalog.oid,
+	OUT def_nspname pg_catalog.name,
+	OUT def_relname pg_catalog.name)
 RETURNS pg_catalog.record
 LANGUAGE plpgsql STABLE PARALLEL SAFE SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -66,6 +71,11 @@ BEGIN
 			DETAIL = pg_catalog.format('Its partition key is %s.', pg_catalog.pg_get_partkeydef(parent::pg_catalog.oid)),
 			HINT = 'Partition a table on shardid keys with PARTITION BY RANGE (id), where id is a bigint column.';
 	END IF;
+	SELECT dc.oid, dn.nspname, dc.relname INTO def_oid, def_nspname, def_relname
+	  FROM pg_catalog.pg_partitioned_table AS pt
+	  JOIN pg_catalog.pg_class AS dc ON dc.oid = pt.partdefid
+	  JOIN pg_catalog.pg_namespace AS dn ON dn.oid = dc.relnamespace
+	 WHERE pt.partrelid = parent::pg_catalog.oid;
 END
 $fn$;
 
