@@ -29,6 +29,9 @@ DECLARE
 	los pg_catalog.numeric[];
 	his pg_catalog.numeric[];
 	i pg_catalog.int4;
+	horizon pg_catalog.timestamptz;
+	bad_state pg_catalog.text;
+	bad_message pg_catalog.text;
 BEGIN
 	FOR l IN
 		SELECT g.*, c.oid::pg_catalog.regclass AS rel, pt.partdefid
@@ -48,29 +51,41 @@ BEGIN
 			   pg_catalog.array_agg(b.hi ORDER BY b.lo)
 		  INTO partitions, los, his
 		  FROM @extschema@.shardid_partition_ranges(l.parent) AS b;
-		oldest_start := CASE WHEN los IS NULL THEN NULL
-							 WHEN los[1] < 0 THEN '-infinity'
-							 ELSE @extschema@.shardid_created_at(los[1]::pg_catalog.int8, l.epoch) END;
-		-- the run of partitions, each starting where the one before ends,
-		-- from the one that holds now()
+		-- Times from the run's epoch.  A record that no run could have
+		-- written (the log refuses them since 1.3) is reported as
+		-- "invalid", with the error, rather than failing the whole status.
+		oldest_start := NULL;
 		covered_until := NULL;
 		ahead := NULL;
-		IF los IS NOT NULL
-		   AND pg_catalog.now() < @extschema@.shardid_horizon(l.epoch) THEN
-			now_id := @extschema@.shardid_floor(pg_catalog.now(), l.epoch)::pg_catalog.numeric;
-			i := 1;
-			WHILE i <= partitions AND his[i] <= now_id LOOP
-				i := i + 1;
-			END LOOP;
-			IF i <= partitions AND los[i] <= now_id THEN
-				WHILE i < partitions AND los[i + 1] = his[i] LOOP
+		bad_state := NULL;
+		BEGIN
+			horizon := @extschema@.shardid_horizon(l.epoch);
+			oldest_start := CASE WHEN los IS NULL THEN NULL
+								 WHEN los[1] < 0 THEN '-infinity'
+								 ELSE @extschema@.shardid_created_at(los[1]::pg_catalog.int8, l.epoch) END;
+			-- the run of partitions, each starting where the one before
+			-- ends, from the one that holds now()
+			IF los IS NOT NULL AND pg_catalog.now() < horizon THEN
+				now_id := @extschema@.shardid_floor(pg_catalog.now(), l.epoch)::pg_catalog.numeric;
+				i := 1;
+				WHILE i <= partitions AND his[i] <= now_id LOOP
 					i := i + 1;
 				END LOOP;
-				covered_until := CASE WHEN his[i] > 9223372036854775807 THEN 'infinity'
-									  ELSE @extschema@.shardid_created_at(his[i]::pg_catalog.int8, l.epoch) END;
-				ahead := covered_until - pg_catalog.now();
+				IF i <= partitions AND los[i] <= now_id THEN
+					WHILE i < partitions AND los[i + 1] = his[i] LOOP
+						i := i + 1;
+					END LOOP;
+					covered_until := CASE WHEN his[i] > 9223372036854775807 THEN 'infinity'
+										  ELSE @extschema@.shardid_created_at(his[i]::pg_catalog.int8, l.epoch) END;
+					ahead := covered_until - pg_catalog.now();
+				END IF;
 			END IF;
-		END IF;
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS bad_state = RETURNED_SQLSTATE, bad_message = MESSAGE_TEXT;
+			oldest_start := NULL;
+			covered_until := NULL;
+			ahead := NULL;
+		END;
 		-- The default partition's rows, if the caller may read it.  Each
 		-- count runs in a subtransaction that is then rolled back on
 		-- purpose, so that its lock goes with it: over thousands of tables
@@ -100,9 +115,10 @@ BEGIN
 			END;
 		END IF;
 		last_run := l.ran_at;
-		last_result := l.result;
-		last_sqlstate := l.sqlstate;
-		last_message := l.message;
+		last_result := CASE WHEN bad_state IS NULL THEN l.result ELSE 'invalid' END;
+		last_sqlstate := COALESCE(bad_state, l.sqlstate);
+		last_message := CASE WHEN bad_state IS NULL THEN l.message
+							 ELSE pg_catalog.format('the record of the last run cannot be read: %s', bad_message) END;
 		made := l.made;
 		dropped := l.dropped;
 		moved := l.moved;

@@ -640,6 +640,74 @@ SELECT last_result, made, dropped, pruned, kept_below - :legacy_first_id AS kept
   FROM shardid_partition_status WHERE parent = 'legacy'::regclass;
 DROP TABLE legacy;
 
+--
+-- 9. The log refuses what no run could write (issue 23, item 4), for a
+-- plain role's own tables too: 1.2 took an epoch of 'infinity' there, and
+-- shardid_partition_status then failed for superusers and pg_monitor.
+-- A record the status cannot evaluate (one a 1.2 database may hold) is
+-- reported as such, and every other table's row still comes.
+--
+CREATE ROLE regress_shardid_part_forger;
+CREATE ROLE regress_shardid_part_watcher IN ROLE pg_monitor;
+-- forge(t, col, val): err() of an insert of a row that a run could write
+-- for t, with col set to val; its first line only (the DETAIL shows the
+-- row, with the table's OID and the time)
+CREATE FUNCTION pg_temp.forge(t regclass, col text DEFAULT NULL, val text DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  cols text[] := '{parent,ran_at,step,premake,retain,epoch,result,sqlstate,made,dropped,moved,pruned,kept_below}';
+  vals text[] := ARRAY[t::oid::text, 'clock_timestamp()', $q$'1 day'$q$, '3', 'NULL',
+                       $q$'2011-01-01 00:00:00+00'$q$, $q$'ok'$q$, 'NULL', '0', '0', '0', '0', 'NULL'];
+BEGIN
+  IF col IS NOT NULL THEN
+    vals[array_position(cols, col)] := val;
+  END IF;
+  RETURN split_part(err(format('INSERT INTO shardid_partition_log (%s) VALUES (%s)',
+                               array_to_string(cols, ', '), array_to_string(vals, ', '))), E'\n', 1);
+END $$;
+SET ROLE regress_shardid_part_forger;
+CREATE TEMP TABLE forged (id bigint) PARTITION BY RANGE (id);
+CREATE TEMP TABLE forged_p PARTITION OF forged FOR VALUES FROM (0) TO (1000);
+CREATE TEMP TABLE forged_plain (id bigint);
+SELECT pg_temp.forge('forged') AS a_run_could_write_it;
+SELECT col, val, pg_temp.forge('forged', col, val) AS refused FROM (VALUES
+	('epoch', $$'infinity'$$), ('epoch', $$'-infinity'$$), ('epoch', $$'2011-01-01 00:00:00.0005+00'$$),
+	('epoch', $$now() + interval '1 day'$$), ('ran_at', $$'infinity'$$), ('step', $$'0'$$),
+	('step', $$'-1 day'$$), ('premake', '-1'), ('premake', '1001'), ('retain', $$'0'$$),
+	('made', '-1'), ('dropped', '-1'), ('moved', '-1'), ('pruned', '-1'), ('kept_below', '-1'),
+	('sqlstate', $$'55P03'$$), ('sqlstate', $$'x'$$), ('result', $$'busy'$$)) AS v(col, val);
+-- an epoch whose horizon is no timestamp, with a run time after it
+SELECT pg_temp.forge('forged', 'ran_at', $$'294250-01-01 00:00:00+00'$$) AS past_the_horizon,
+	   pg_temp.forge('forged', 'epoch', $$'294242-02-28 04:06:12.225+00'$$) AS too_late;
+-- and nothing at all for a table that is not partitioned
+SELECT pg_temp.forge('forged_plain') AS a_plain_table;
+RESET ROLE;
+-- A record no run wrote, as a 1.2 database may hold one (the check taken
+-- away for it, and put back by the ROLLBACK): every reader's status
+-- reports it as "invalid", with the error, and the other tables' rows too.
+SELECT count(*) AS tables FROM shardid_partition_status \gset
+BEGIN;
+ALTER TABLE shardid_partition_log DROP CONSTRAINT shardid_partition_log_epoch;
+SET ROLE regress_shardid_part_forger;
+INSERT INTO shardid_partition_log (parent, step, premake, epoch, result, made, dropped, moved, pruned)
+	VALUES ('forged'::regclass, '1 day', 3, 'infinity', 'ok', 0, 0, 0, 0);
+SELECT last_result, last_sqlstate, last_message, partitions, covered_until, oldest_start
+  FROM shardid_partition_status WHERE parent = 'forged'::regclass;
+RESET ROLE;
+SELECT count(*) = :tables AS every_table, count(*) FILTER (WHERE last_result = 'invalid') AS invalid
+  FROM shardid_partition_status;
+SET ROLE regress_shardid_part_watcher;
+SELECT count(*) = :tables AS every_table, count(*) FILTER (WHERE last_result = 'invalid') AS invalid
+  FROM shardid_partition_status;
+RESET ROLE;
+ROLLBACK;
+SELECT count(*) = :tables AS as_before FROM shardid_partition_status;
+SET ROLE regress_shardid_part_forger;
+DROP TABLE forged, forged_plain;
+RESET ROLE;
+DROP ROLE regress_shardid_part_forger;
+DROP ROLE regress_shardid_part_watcher;
+
 -- The functions' markings.
 SELECT p.oid::regprocedure, p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.proconfig
   FROM pg_proc p WHERE p.proname LIKE 'shardid\_partition\_%' ORDER BY 1::text;
