@@ -7,11 +7,13 @@
 --
 -- The keys the table had are not shardid IDs: they decode to the epoch
 -- (or just after it), on whatever shard their bits give, and say nothing
--- of when their rows were made.  The column's sequence is set to one
--- before the first ID the new default can make (first_id), and so
--- records the boundary in the table itself: retention never deletes a
--- key at or below the value of a table's key sequence
--- (shardid_partition_first_id says why the sequence holds it).
+-- of when their rows were made.  The boundary goes into the table itself:
+-- the START of the column's sequence becomes (ms + 1) << 10, where ms is
+-- the time field of the adoption (the form of a sequence value that
+-- carries a fence at that millisecond, so that a RESTART is harmless), and
+-- retention never deletes a key below the first ID of the millisecond
+-- after it, kept_below (shardid_partition_first_id says why the sequence
+-- holds it).
 --
 
 CREATE FUNCTION shardid_adopt(tbl pg_catalog.regclass,
@@ -20,7 +22,7 @@ CREATE FUNCTION shardid_adopt(tbl pg_catalog.regclass,
                               OUT sequence pg_catalog.regclass,
                               OUT action pg_catalog.text,
                               OUT previous_default pg_catalog.text,
-                              OUT first_id pg_catalog.int8,
+                              OUT kept_below pg_catalog.int8,
                               OUT old_keys pg_catalog.text)
 RETURNS pg_catalog.record
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY INVOKER
@@ -33,9 +35,12 @@ DECLARE
 	dep record;
 	owned pg_catalog.oid;			-- the sequence OWNED BY the column
 	identity_seq pg_catalog.oid;	-- the identity's own sequence
+	restart pg_catalog.int8;		-- where a replacing sequence goes on
 	want_default pg_catalog.text;
 	min_id pg_catalog.int8;
 	max_id pg_catalog.int8;
+	first_id pg_catalog.int8;
+	start_value pg_catalog.int8;
 	epoch pg_catalog.timestamptz;
 BEGIN
 	-- the shard: shardid_shard_schema() refuses one out of range (22003)
@@ -158,12 +163,16 @@ BEGIN
 			HINT = 'Adopt only keys from a counter; keys that already are shardid IDs need no adoption.';
 	END IF;
 
-	-- bigserial's sequence is kept.  An identity's goes with the identity;
-	-- a column fed from a sequence it does not own, or from none, gets a
-	-- new one of its own.
+	-- bigserial's sequence is kept.  An identity's goes with the identity,
+	-- so a new sequence goes on where it stood; a column fed from a
+	-- sequence it does not own, or from none, gets a new one of its own.
 	action := 'adopted';
 	IF owned IS NULL THEN
 		IF identity_seq IS NOT NULL THEN
+			SELECT s.last_value INTO restart
+			  FROM pg_catalog.pg_sequences AS s
+			 WHERE s.schemaname = rel.nspname
+			   AND s.sequencename = (SELECT c.relname FROM pg_catalog.pg_class AS c WHERE c.oid = identity_seq);
 			EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
 			action := 'adopted identity';
 		ELSE
@@ -171,25 +180,29 @@ BEGIN
 		END IF;
 
 		owned := @extschema@.shardid_adopt_sequence(tbl, col);
+		IF restart IS NOT NULL THEN
+			PERFORM pg_catalog.setval(owned::pg_catalog.regclass, restart);
+		END IF;
 		want_default := pg_catalog.format('%I.shardid_next(%s, %L::regclass)',
 										  ext_schema, shard, owned::pg_catalog.regclass::pg_catalog.text);
 	END IF;
 
-	-- The boundary, in the sequence: every key the table has is below
-	-- first_id, and so is every value the sequence gave.  (Only the low
-	-- ten bits of its values go into IDs.)
+	-- The boundary, in the sequence's START: every key the table has is
+	-- below first_id, and so below kept_below.
+	start_value := ((first_id >> 23) + 1) << 10;
+	kept_below := ((first_id >> 23) + 1) << 23;
 	IF EXISTS (SELECT FROM pg_catalog.pg_sequence AS q
 				WHERE q.seqrelid = owned
-				  AND (q.seqincrement < 0 OR q.seqmax < first_id - 1)) THEN
+				  AND (q.seqincrement < 0 OR q.seqmax < start_value OR q.seqmin > start_value)) THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'object_not_in_prerequisite_state',
-			MESSAGE = pg_catalog.format('sequence %s of column "%s" of relation %s cannot count up to %s',
-										owned::pg_catalog.regclass, col, tbl, first_id - 1),
-			DETAIL = 'shardid_adopt sets the column''s sequence to one before the first ID it may issue, so that the table records which of its keys are older; this sequence descends, or stops below that.',
-			HINT = pg_catalog.format('ALTER SEQUENCE %s AS bigint INCREMENT BY 1 NO MAXVALUE, then adopt the column again.',
+			MESSAGE = pg_catalog.format('sequence %s of column "%s" of relation %s cannot start at %s',
+										owned::pg_catalog.regclass, col, tbl, start_value),
+			DETAIL = 'shardid_adopt records the time of the adoption in the START of the column''s sequence, so that the table itself tells which of its keys are older; this sequence descends, or its range does not hold that value.',
+			HINT = pg_catalog.format('ALTER SEQUENCE %s AS bigint INCREMENT BY 1 NO MINVALUE NO MAXVALUE, then adopt the column again.',
 									 owned::pg_catalog.regclass);
 	END IF;
-	PERFORM pg_catalog.setval(owned::pg_catalog.regclass, first_id - 1);
+	EXECUTE pg_catalog.format('ALTER SEQUENCE %s START WITH %s', owned::pg_catalog.regclass, start_value);
 	EXECUTE pg_catalog.format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s',
 							  tbl, col, want_default);
 	sequence := owned;
@@ -202,7 +215,7 @@ BEGIN
 									ELSE pg_catalog.format('times from the epoch (%s) to %s, on whatever shard their bits give%s',
 														   epoch, @extschema@.shardid_created_at(GREATEST(max_id, 0), epoch),
 														   CASE WHEN min_id < 0 THEN ' (those below 0 to none)' ELSE '' END)
-							   END, first_id) END;
+							   END, kept_below) END;
 	RETURN;
 END
 $fn$;

@@ -166,7 +166,7 @@ BEGIN
 											CASE kept_parts WHEN 0 THEN NULL WHEN 1 THEN '1 partition'
 												 ELSE pg_catalog.format('%s partitions', kept_parts) END),
 										parent, first_id),
-			DETAIL = pg_catalog.format('Keys below %s (one past the value of the table''s key sequence; 0 without one) are not IDs shardid issued: they are the keys the table had before shardid_adopt, or keys from elsewhere, and the time they decode to (%s at the latest) says nothing of their age.',
+			DETAIL = pg_catalog.format('Keys below %s (as the table''s key sequence records it: the time of its adoption in its START, or its value; 0 without one) are not IDs shardid issued: they are the keys the table had before shardid_adopt, or counts, and the time they decode to (%s at the latest) says nothing of their age.',
 									   first_id, @extschema@.shardid_created_at(first_id, epoch)),
 			HINT = 'Delete them yourself when they are to go (docs/partitions.md, "Keys that are not shardid IDs").';
 	END IF;

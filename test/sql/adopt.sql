@@ -11,9 +11,11 @@
 SET timezone = 'UTC';
 \set SHOW_CONTEXT never
 
--- bigserial: its sequence is kept, the default changes, and the sequence
--- is set to one before the first ID the new default can make (first_id),
--- which the result says, with what the old keys are.
+-- bigserial: its sequence is kept, the default changes, and the
+-- sequence's START records the time of the adoption, (ms + 1) << 10, so
+-- that retention keeps every key below the first ID of the millisecond
+-- after it, which the result names (kept_below) with what the old keys
+-- are.
 CREATE TABLE adopt_serial (id bigserial PRIMARY KEY, note text);
 INSERT INTO adopt_serial (note) SELECT 'before' FROM generate_series(1, 100);
 SELECT 'adopt_serial_id_seq'::regclass::oid AS serial_seq \gset
@@ -22,12 +24,14 @@ SELECT a.*, date_trunc('milliseconds', now()) AS t0, clock_timestamp() AS t1
   FROM shardid_adopt('adopt_serial', 42) AS a;
 SELECT sequence, action, previous_default, regexp_replace(old_keys, '\d{10,}', 'N', 'g') AS old_keys
   FROM adopted;
-SELECT shardid_created_at(first_id) BETWEEN t0 AND t1 AS first_id_is_the_adoption,
-       shardid_shard(first_id) AS shard, shardid_seq(first_id) AS seq,
-       strpos(old_keys, first_id::text) > 0 AS old_keys_names_it,
-       (SELECT last_value FROM adopt_serial_id_seq) = first_id - 1 AS sequence_one_before_it
+SELECT shardid_created_at(kept_below) - interval '1 ms' BETWEEN t0 AND t1 AS kept_below_is_the_adoption,
+       shardid_shard(kept_below) AS shard, shardid_seq(kept_below) AS seq,
+       strpos(old_keys, kept_below::text) > 0 AS old_keys_names_it,
+       (SELECT start_value FROM pg_sequences WHERE sequencename = 'adopt_serial_id_seq')
+         = (kept_below >> 23) << 10 AS start_records_it,
+       (SELECT last_value FROM adopt_serial_id_seq) AS sequence_value
   FROM adopted;
-SELECT first_id AS serial_first_id FROM adopted \gset
+SELECT kept_below AS serial_kept_below FROM adopted \gset
 SELECT 'adopt_serial_id_seq'::regclass::oid = :serial_seq AS same_sequence,
        pg_get_serial_sequence('adopt_serial', 'id') AS owned_by_the_column,
        pg_get_expr(d.adbin, d.adrelid) AS new_default
@@ -36,27 +40,28 @@ INSERT INTO adopt_serial (note) SELECT 'after' FROM generate_series(1, 100);
 SELECT note, count(*), bool_and(shardid_shard(id) = 42) AS on_shard_42,
        min(id) > (SELECT max(id) FROM adopt_serial WHERE note = 'before') AS after_the_old_keys
   FROM adopt_serial WHERE note = 'after' GROUP BY note;
--- the sequence went on from one before first_id: the new IDs' low ten
--- bits are 0..99, and every new ID is at or above first_id
-SELECT min(shardid_seq(id)), max(shardid_seq(id)), min(id) >= :serial_first_id AS above_first_id
-  FROM adopt_serial WHERE note = 'after';
--- idempotent: nothing changes, the sequence is not set again
-SELECT sequence, action, first_id, old_keys FROM shardid_adopt('adopt_serial', 42);
-SELECT last_value > :serial_first_id AS sequence_went_on FROM adopt_serial_id_seq;
+-- the sequence went on counting: the new IDs' low ten bits are 101..200
+SELECT min(shardid_seq(id)), max(shardid_seq(id)) FROM adopt_serial WHERE note = 'after';
+-- idempotent: nothing changes, the START stays
+SELECT sequence, action, kept_below, old_keys FROM shardid_adopt('adopt_serial', 42);
+SELECT start_value = (:serial_kept_below >> 23) << 10 AS start_kept
+  FROM pg_sequences WHERE sequencename = 'adopt_serial_id_seq';
 -- another shard for the same table is a move, not an adoption
 SELECT err($$SELECT shardid_adopt('adopt_serial', 43)$$);
 
 -- An identity column: the identity goes, and a sequence of the column's
--- own goes on from one before first_id.  GENERATED ALWAYS included.
+-- own goes on where the identity's stood.  GENERATED ALWAYS included.
 CREATE TABLE adopt_ident (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text);
 INSERT INTO adopt_ident (note) SELECT 'before' FROM generate_series(1, 50);
-SELECT sequence, action, previous_default, first_id AS ident_first_id,
+SELECT sequence, action, previous_default, kept_below AS ident_kept_below,
        regexp_replace(old_keys, '\d{10,}', 'N', 'g') AS old_keys
   FROM shardid_adopt('adopt_ident', 7) \gset
 \echo :sequence :action :previous_default :old_keys
 SELECT a.attidentity = '' AS identity_dropped,
        pg_get_serial_sequence('adopt_ident', 'id') AS owned_by_the_column,
-       (SELECT last_value FROM adopt_ident_id_seq) = :ident_first_id - 1 AS goes_on_from_first_id
+       (SELECT last_value FROM adopt_ident_id_seq) AS goes_on_from,
+       (SELECT start_value FROM pg_sequences WHERE sequencename = 'adopt_ident_id_seq')
+         = (:ident_kept_below >> 23) << 10 AS start_records_it
   FROM pg_attribute a WHERE a.attrelid = 'adopt_ident'::regclass AND a.attname = 'id';
 INSERT INTO adopt_ident (note) VALUES ('after');
 SELECT shardid_shard(id) AS shard, shardid_seq(id) AS seq FROM adopt_ident WHERE note = 'after';
@@ -108,7 +113,7 @@ INSERT INTO adopt_big VALUES (shardid_encode('2040-01-01+00', 1, 0));
 SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_big', 1)$$), '\d{10,}', 'N', 'g') AS too_big;
 -- the default did not change
 SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d WHERE d.adrelid = 'adopt_big'::regclass;
--- a sequence of its own that descends, or stops below the boundary
+-- a sequence of its own that descends, or cannot start at the adoption
 CREATE TABLE adopt_down (id bigint PRIMARY KEY);
 CREATE SEQUENCE adopt_down_seq INCREMENT BY -1 OWNED BY adopt_down.id;
 ALTER TABLE adopt_down ALTER COLUMN id SET DEFAULT nextval('adopt_down_seq');
@@ -116,7 +121,7 @@ SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_down', 1)$$), '\d{10,}',
 CREATE TABLE adopt_short (id bigint PRIMARY KEY);
 CREATE SEQUENCE adopt_short_seq AS integer OWNED BY adopt_short.id;
 ALTER TABLE adopt_short ALTER COLUMN id SET DEFAULT nextval('adopt_short_seq');
-SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_short', 1)$$), '\d{10,}', 'N', 'g') AS stops_below;
+SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_short', 1)$$), '\d{10,}', 'N', 'g') AS too_short;
 -- neither changed
 SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
  WHERE d.adrelid IN ('adopt_down'::regclass, 'adopt_short'::regclass) ORDER BY 1;

@@ -11,12 +11,13 @@
 # shardid_partition_run with a retention of 1 day.  Checks:
 #   - shardid_adopt's result says what the old keys are: not shardid IDs,
 #     decoding to the epoch on shard 0, not to be routed by their bits;
-#     and names the first ID, which is the (faked) time of the adoption;
+#     and names the first ID retention deletes (kept_below), the first of
+#     the millisecond after the (faked) time of the adoption;
 #   - before and after the three runs both tables hold 1,001 rows, the
 #     1,000 old ones with their keys; the new row of the partitioned one
 #     is in a partition of its day, the old ones in the default
 #     partition; each run says with a WARNING that it kept them, and the
-#     status names the first ID (kept_below) with nothing pruned; the
+#     status names that ID (kept_below) with nothing pruned; the
 #     plain table is refused (42809), as it is not partitioned;
 #   - retention still works for the IDs shardid issued: 3 days later the
 #     new row, now older than the retention, goes with its partition, and
@@ -63,7 +64,7 @@ CREATE TABLE legacy_plain (id bigserial PRIMARY KEY, v text);
 INSERT INTO legacy_plain (v) SELECT 'old ' || g FROM generate_series(1, 1000) AS g;
 });
 
-my %first_id;
+my %kept_below;
 for my $t ('legacy', 'legacy_plain')
 {
 	# the whole row as JSON, whatever columns this version's result has
@@ -75,14 +76,14 @@ for my $t ('legacy', 'legacy_plain')
 		qr/"old_keys": "keys 1 to 1000 are not shardid IDs: they decode to the epoch \([^)]*2011[^)]*\) on shard 0, so never route them by their bits/,
 		"$t: the result says the old keys are not shardid IDs, decode to the epoch on shard 0, and must not be routed by their bits"
 	);
-	$first_id{$t} = $row =~ /"first_id": (\d+)/ ? $1 : 'none';
-	my $first_at = $first_id{$t} eq 'none' ? 0 : $node->safe_psql('postgres',
-		"SELECT extract(epoch FROM shardid_created_at($first_id{$t}))");
+	$kept_below{$t} = $row =~ /"kept_below": (\d+)/ ? $1 : 'none';
+	my $first_at = $kept_below{$t} eq 'none' ? 0 : $node->safe_psql('postgres',
+		"SELECT extract(epoch FROM shardid_created_at($kept_below{$t}) - interval '1 ms')");
 	ok( $first_at > time() + 99 * $day && $first_at <= $at,
-		"$t: first_id is an ID of the moment of the adoption, on the server's clock");
-	# the new row in a later millisecond than the adoption (an ID of its
-	# very millisecond is not above the sequence's value, and is kept)
-	my $later = $first_id{$t} eq 'none' ? 'clock_timestamp()' : "shardid_created_at($first_id{$t}) + interval '2 ms'";
+		"$t: kept_below is the first ID after the moment of the adoption, on the server's clock");
+	# the new row in a later millisecond than the adoption (the IDs of its
+	# very millisecond are below kept_below, and are kept)
+	my $later = $kept_below{$t} eq 'none' ? 'clock_timestamp()' : "shardid_created_at($kept_below{$t}) + interval '1 ms'";
 	$node->safe_psql(
 		'postgres', qq{
 DO \$\$ BEGIN
@@ -131,10 +132,10 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM legacy_default'), '1000',
 is(holds('postgres', 'legacy_plain'), '1001|1000|legacy_plain', 'legacy_plain: 1,001 rows after 3 runs');
 is( $node->safe_psql(
 		'postgres', qq{
-SELECT last_result, made, dropped, pruned, kept_below - $first_id{legacy}, partitions
+SELECT last_result, made, dropped, pruned, kept_below = $kept_below{legacy}, partitions
   FROM shardid_partition_status WHERE parent = 'legacy'::regclass}),
-	'ok|0|0|0|1|8',
-	'legacy: the status of the last run: ok, nothing pruned, kept below the first ID (and one nextval)');
+	'ok|0|0|0|t|8',
+	'legacy: the status of the last run: ok, nothing pruned, kept below the ID shardid_adopt named');
 
 # Retention still deletes the IDs shardid issued: 3 days on, the new row
 # is older than the retention.
@@ -155,8 +156,8 @@ my $dump = "$tempdir/legacy.sql";
 command_ok([ 'pg_dump', '-t', 'legacy*', '-f', $dump, '-d', $node->connstr('postgres') ],
 	'pg_dump -t legacy*');
 my $dumped = slurp_file($dump);
-like($dumped, qr/SELECT pg_catalog\.setval\('public\.legacy_id_seq', \d{19}, true\)/,
-	'the dump sets the sequence to the boundary');
+like($dumped, qr/CREATE SEQUENCE public\.legacy_id_seq\n    START WITH \d{15}\n/,
+	'the dump gives the sequence its START, the time of the adoption');
 $node->safe_psql('postgres', 'CREATE DATABASE copy');
 $node->safe_psql('copy', 'CREATE EXTENSION shardid');
 command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-f', $dump, '-d', $node->connstr('copy') ],
