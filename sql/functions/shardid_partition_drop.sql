@@ -131,9 +131,15 @@ BEGIN
 		IF below AND gone.hi > first_id
 		   AND (NOT gone.relrowsecurity
 				OR (pg_catalog.pg_has_role(gone.relowner, 'USAGE') AND NOT gone.relforcerowsecurity)) THEN
-			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
-									  gone.nspname, gone.relname, par.keyname)
-			   INTO below USING first_id;
+			BEGIN
+				EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
+										  gone.nspname, gone.relname, par.keyname)
+				   INTO below USING first_id;
+			EXCEPTION WHEN lock_not_available THEN
+				action := 'busy';
+				RETURN NEXT;
+				EXIT;
+			END;
 		END IF;
 		IF below THEN
 			action := 'kept';

@@ -617,8 +617,22 @@ SELECT action, count(*) FROM shardid_partition_maintain('noseq', '1 day', 0, '30
 RESET client_min_messages;
 SELECT v FROM noseq ORDER BY id;
 SELECT kept_below FROM shardid_partition_status WHERE parent = 'noseq'::regclass;
-DROP TABLE mixed, noseq;
-DROP SEQUENCE mixed_seq;
+-- The partition that holds the first ID goes only if it holds no key
+-- below it: with a count in it, it stays whole; without, it goes.
+CREATE SEQUENCE straddle_seq;
+SELECT setval('straddle_seq', 500) AS seq \gset
+CREATE TABLE straddle (id bigint PRIMARY KEY DEFAULT shardid_next(4, 'straddle_seq'), v text) PARTITION BY RANGE (id);
+CREATE TABLE straddle_p20110101 PARTITION OF straddle FOR VALUES FROM (0) TO (shardid_floor('2011-01-02+00'));
+INSERT INTO straddle VALUES (1, 'a count'), (shardid_encode('2011-01-01 12:00+00', 4, 1), 'an ID of 2011');
+SET client_min_messages = error;
+SELECT action, partition FROM shardid_partition_maintain('straddle', '1 day', 0, '30 days') WHERE action <> 'created';
+SELECT count(*) AS rows FROM straddle;
+DELETE FROM straddle WHERE v = 'a count';
+SELECT action, partition FROM shardid_partition_maintain('straddle', '1 day', 0, '30 days') WHERE action <> 'exists';
+RESET client_min_messages;
+SELECT count(*) AS rows FROM straddle;
+DROP TABLE mixed, noseq, straddle;
+DROP SEQUENCE mixed_seq, straddle_seq;
 -- An adopted table (issue 23): its old keys, in the default partition and
 -- in a partition made for them by hand, are kept by the functions and by
 -- the procedure; its new ID gets a partition; the status names the first
