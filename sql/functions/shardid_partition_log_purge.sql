@@ -11,15 +11,15 @@ DECLARE
 	n pg_catalog.int8;
 BEGIN
 	DELETE FROM @extschema@.shardid_partition_log AS l
-	 WHERE l.ctid OPERATOR(pg_catalog.=) ANY (ARRAY(
+	 WHERE l.ctid = ANY (ARRAY(
 		SELECT o.ctid
 		  FROM @extschema@.shardid_partition_log AS o
 		 WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_class AS c
-							WHERE c.oid OPERATOR(pg_catalog.=) o.parent
-							  AND c.relkind OPERATOR(pg_catalog.=) 'p')
+							WHERE c.oid = o.parent
+							  AND c.relkind = 'p')
 			OR EXISTS (SELECT FROM @extschema@.shardid_partition_log AS later
-						WHERE later.parent OPERATOR(pg_catalog.=) o.parent
-						  AND later.ran_at OPERATOR(pg_catalog.>) o.ran_at)
+						WHERE later.parent = o.parent
+						  AND later.ran_at > o.ran_at)
 		   FOR UPDATE SKIP LOCKED));
 	GET DIAGNOSTICS n = ROW_COUNT;
 	RETURN n;

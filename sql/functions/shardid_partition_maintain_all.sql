@@ -17,12 +17,11 @@ AS $fn$
 DECLARE
 	lock_wait pg_catalog.interval;
 	par record;
+	drop_lock pg_catalog.text;
 	w record;
-	n_made pg_catalog.int4;
-	n_dropped pg_catalog.int4;
-	n_moved pg_catalog.int8;
-	n_pruned pg_catalog.int8;
-	n_busy pg_catalog.int4;
+	acts pg_catalog.text[];
+	moves pg_catalog.int8[];
+	tally record;
 BEGIN
 	IF parents IS NULL OR pg_catalog.array_position(parents, NULL) IS NOT NULL THEN
 		RAISE EXCEPTION USING
@@ -34,51 +33,68 @@ BEGIN
 				 WHEN '0' THEN '1 s'::pg_catalog.interval
 				 ELSE pg_catalog.current_setting('lock_timeout')::pg_catalog.interval END;
 	-- the arguments, before any parent
-	PERFORM FROM @extschema@.shardid_partition_work(NULL, step, premake, retain, epoch, lock_wait,
-													   false, false);
+	PERFORM FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait);
 
 	-- One parent after another, in name order, so that concurrent runs
 	-- lock their parents in the same order.
 	FOR par IN
 		SELECT DISTINCT u.rel::pg_catalog.oid AS oid, n.nspname, c.relname
 		  FROM pg_catalog.unnest(parents) AS u(rel)
-		  LEFT JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) u.rel
-		  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+		  LEFT JOIN pg_catalog.pg_class AS c ON c.oid = u.rel
+		  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
 		 ORDER BY n.nspname, c.relname, 1
 	LOOP
 		parent := par.oid::pg_catalog.regclass;
-		n_made := 0;
-		n_dropped := 0;
-		n_moved := 0;
-		n_pruned := 0;
-		n_busy := 0;
-		FOR w IN
-			SELECT * FROM @extschema@.shardid_partition_work(parent, step, premake, retain, epoch,
-															 lock_wait, true, true)
-		LOOP
-			partition := w.partition;
-			action := w.action;
-			range_start := w.range_start;
-			range_end := w.range_end;
-			n_made := n_made OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'created')::pg_catalog.int4;
-			n_dropped := n_dropped OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'dropped')::pg_catalog.int4;
-			n_busy := n_busy OPERATOR(pg_catalog.+) (w.action OPERATOR(pg_catalog.=) 'busy')::pg_catalog.int4;
-			IF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
-				n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
-			ELSE
-				n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
-			END IF;
+		acts := '{}';
+		moves := '{}';
+		-- The parent first.  With partitions to drop, ACCESS EXCLUSIVE at
+		-- once, before the default partition is touched; if that wait
+		-- runs out, the drops are "busy" and the partitions are made all
+		-- the same, under SHARE UPDATE EXCLUSIVE.
+		drop_lock := @extschema@.shardid_partition_drop_lock(parent, step, premake, retain, epoch, lock_wait);
+		IF drop_lock = 'held'
+		   OR @extschema@.shardid_partition_lock(parent, 'SHARE UPDATE EXCLUSIVE', lock_wait) THEN
+			FOR w IN SELECT * FROM @extschema@.shardid_partition_make(parent, step, premake, retain, epoch, lock_wait) LOOP
+				SELECT w.partition, w.action, w.range_start, w.range_end INTO partition, action, range_start, range_end;
+				RETURN NEXT;
+				acts := acts || w.action;
+				moves := moves || w.moved;
+			END LOOP;
+			FOR w IN SELECT * FROM @extschema@.shardid_partition_drop(parent, step, premake, retain, epoch, lock_wait,
+																	   drop_lock) LOOP
+				SELECT w.partition, w.action, w.range_start, w.range_end INTO partition, action, range_start, range_end;
+				RETURN NEXT;
+				acts := acts || w.action;
+				moves := moves || w.moved;
+			END LOOP;
+		ELSE
+			partition := pg_catalog.format('%I.%I', par.nspname, par.relname);
+			action := 'busy';
+			range_start := NULL;
+			range_end := NULL;
 			RETURN NEXT;
-		END LOOP;
+			acts := ARRAY['busy'];
+			moves := ARRAY[0::pg_catalog.int8];
+		END IF;
+		SELECT pg_catalog.count(*) FILTER (WHERE u.a = 'created')::pg_catalog.int4 AS made,
+			   pg_catalog.count(*) FILTER (WHERE u.a = 'dropped')::pg_catalog.int4 AS dropped,
+			   pg_catalog.count(*) FILTER (WHERE u.a = 'busy')::pg_catalog.int4 AS busy,
+			   pg_catalog.count(*) FILTER (WHERE u.a = 'kept')::pg_catalog.int4 AS kept,
+			   COALESCE(pg_catalog.sum(u.m) FILTER (WHERE u.a <> 'pruned'), 0)::pg_catalog.int8 AS moved,
+			   COALESCE(pg_catalog.sum(u.m) FILTER (WHERE u.a = 'pruned'), 0)::pg_catalog.int8 AS pruned
+		  INTO tally
+		  FROM ROWS FROM (pg_catalog.unnest(acts), pg_catalog.unnest(moves)) AS u(a, m);
 		-- the run, as the caller (who may own the table through a role
 		-- without inheriting: then it is not recorded)
 		BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
+				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned,
+					kept_below)
 			VALUES (par.oid, step, premake, retain, epoch,
-					CASE WHEN n_busy OPERATOR(pg_catalog.>) 0 THEN 'busy' ELSE 'ok' END,
-					CASE WHEN n_busy OPERATOR(pg_catalog.>) 0 THEN '55P03' END, NULL,
-					n_made, n_dropped, n_moved, n_pruned);
+					CASE WHEN tally.busy > 0 THEN 'busy' ELSE 'ok' END,
+					CASE WHEN tally.busy > 0 THEN '55P03' END, NULL,
+					tally.made, tally.dropped, tally.moved, tally.pruned,
+					CASE WHEN tally.kept > 0 THEN @extschema@.shardid_partition_first_id(parent) END);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;
 		END;

@@ -18,11 +18,11 @@ AS $fn$
 		   CASE m[2] WHEN 'MAXVALUE' THEN 9223372036854775808
 				ELSE pg_catalog.btrim(m[2], '''')::pg_catalog.numeric END
 	  FROM pg_catalog.pg_inherits AS h
-	  JOIN pg_catalog.pg_class AS pc ON pc.oid OPERATOR(pg_catalog.=) h.inhrelid
-	  JOIN pg_catalog.pg_namespace AS pn ON pn.oid OPERATOR(pg_catalog.=) pc.relnamespace,
+	  JOIN pg_catalog.pg_class AS pc ON pc.oid = h.inhrelid
+	  JOIN pg_catalog.pg_namespace AS pn ON pn.oid = pc.relnamespace,
 		   pg_catalog.regexp_match(pg_catalog.pg_get_expr(pc.relpartbound, pc.oid),
 								   '^FOR VALUES FROM \((MINVALUE|''-?[0-9]+'')\) TO \((MAXVALUE|''-?[0-9]+'')\)$') AS m
-	 WHERE h.inhparent OPERATOR(pg_catalog.=) parent
+	 WHERE h.inhparent = parent
 	   AND m IS NOT NULL
 $fn$;
 

@@ -17,7 +17,8 @@ CREATE FUNCTION shardid_partition_status(
 	OUT made pg_catalog.int4,
 	OUT dropped pg_catalog.int4,
 	OUT moved pg_catalog.int8,
-	OUT pruned pg_catalog.int8)
+	OUT pruned pg_catalog.int8,
+	OUT kept_below pg_catalog.int8)
 RETURNS SETOF pg_catalog.record
 LANGUAGE plpgsql VOLATILE PARALLEL RESTRICTED SECURITY INVOKER
 SET search_path = pg_catalog, pg_temp
@@ -28,15 +29,18 @@ DECLARE
 	los pg_catalog.numeric[];
 	his pg_catalog.numeric[];
 	i pg_catalog.int4;
+	horizon pg_catalog.timestamptz;
+	bad_state pg_catalog.text;
+	bad_message pg_catalog.text;
 BEGIN
 	FOR l IN
 		SELECT g.*, c.oid::pg_catalog.regclass AS rel, pt.partdefid
 		  FROM (SELECT DISTINCT ON (o.parent) o.*
 				  FROM @extschema@.shardid_partition_log AS o
 				 ORDER BY o.parent, o.ran_at DESC) AS g
-		  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) g.parent
-		  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-		  JOIN pg_catalog.pg_partitioned_table AS pt ON pt.partrelid OPERATOR(pg_catalog.=) c.oid
+		  JOIN pg_catalog.pg_class AS c ON c.oid = g.parent
+		  JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+		  JOIN pg_catalog.pg_partitioned_table AS pt ON pt.partrelid = c.oid
 		 ORDER BY n.nspname, c.relname
 	LOOP
 		parent := l.rel;
@@ -47,30 +51,41 @@ BEGIN
 			   pg_catalog.array_agg(b.hi ORDER BY b.lo)
 		  INTO partitions, los, his
 		  FROM @extschema@.shardid_partition_ranges(l.parent) AS b;
-		oldest_start := CASE WHEN los IS NULL THEN NULL
-							 WHEN los[1] OPERATOR(pg_catalog.<) 0 THEN '-infinity'
-							 ELSE @extschema@.shardid_created_at(los[1]::pg_catalog.int8, l.epoch) END;
-		-- the run of partitions, each starting where the one before ends,
-		-- from the one that holds now()
+		-- Times from the run's epoch.  A record that no run could have
+		-- written (the log refuses them since 1.3) is reported as
+		-- "invalid", with the error, rather than failing the whole status.
+		oldest_start := NULL;
 		covered_until := NULL;
 		ahead := NULL;
-		IF los IS NOT NULL
-		   AND pg_catalog.now() OPERATOR(pg_catalog.<) @extschema@.shardid_horizon(l.epoch) THEN
-			now_id := @extschema@.shardid_floor(pg_catalog.now(), l.epoch)::pg_catalog.numeric;
-			i := 1;
-			WHILE i OPERATOR(pg_catalog.<=) partitions AND his[i] OPERATOR(pg_catalog.<=) now_id LOOP
-				i := i OPERATOR(pg_catalog.+) 1;
-			END LOOP;
-			IF i OPERATOR(pg_catalog.<=) partitions AND los[i] OPERATOR(pg_catalog.<=) now_id THEN
-				WHILE i OPERATOR(pg_catalog.<) partitions
-					  AND los[i OPERATOR(pg_catalog.+) 1] OPERATOR(pg_catalog.=) his[i] LOOP
-					i := i OPERATOR(pg_catalog.+) 1;
+		bad_state := NULL;
+		BEGIN
+			horizon := @extschema@.shardid_horizon(l.epoch);
+			oldest_start := CASE WHEN los IS NULL THEN NULL
+								 WHEN los[1] < 0 THEN '-infinity'
+								 ELSE @extschema@.shardid_created_at(los[1]::pg_catalog.int8, l.epoch) END;
+			-- the run of partitions, each starting where the one before
+			-- ends, from the one that holds now()
+			IF los IS NOT NULL AND pg_catalog.now() < horizon THEN
+				now_id := @extschema@.shardid_floor(pg_catalog.now(), l.epoch)::pg_catalog.numeric;
+				i := 1;
+				WHILE i <= partitions AND his[i] <= now_id LOOP
+					i := i + 1;
 				END LOOP;
-				covered_until := CASE WHEN his[i] OPERATOR(pg_catalog.>) 9223372036854775807 THEN 'infinity'
-									  ELSE @extschema@.shardid_created_at(his[i]::pg_catalog.int8, l.epoch) END;
-				ahead := covered_until OPERATOR(pg_catalog.-) pg_catalog.now();
+				IF i <= partitions AND los[i] <= now_id THEN
+					WHILE i < partitions AND los[i + 1] = his[i] LOOP
+						i := i + 1;
+					END LOOP;
+					covered_until := CASE WHEN his[i] > 9223372036854775807 THEN 'infinity'
+										  ELSE @extschema@.shardid_created_at(his[i]::pg_catalog.int8, l.epoch) END;
+					ahead := covered_until - pg_catalog.now();
+				END IF;
 			END IF;
-		END IF;
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS bad_state = RETURNED_SQLSTATE, bad_message = MESSAGE_TEXT;
+			oldest_start := NULL;
+			covered_until := NULL;
+			ahead := NULL;
+		END;
 		-- The default partition's rows, if the caller may read it.  Each
 		-- count runs in a subtransaction that is then rolled back on
 		-- purpose, so that its lock goes with it: over thousands of tables
@@ -85,7 +100,7 @@ BEGIN
 		IF default_partition IS NOT NULL
 		   AND pg_catalog.has_table_privilege(default_partition, 'SELECT')
 		   AND EXISTS (SELECT FROM pg_catalog.pg_class AS d
-						WHERE d.oid OPERATOR(pg_catalog.=) l.partdefid
+						WHERE d.oid = l.partdefid
 						  AND (pg_catalog.pg_has_role(d.relowner, 'USAGE') OR NOT d.relrowsecurity)) THEN
 			BEGIN
 				PERFORM pg_catalog.set_config('lock_timeout', '1000', true);
@@ -100,13 +115,15 @@ BEGIN
 			END;
 		END IF;
 		last_run := l.ran_at;
-		last_result := l.result;
-		last_sqlstate := l.sqlstate;
-		last_message := l.message;
+		last_result := CASE WHEN bad_state IS NULL THEN l.result ELSE 'invalid' END;
+		last_sqlstate := COALESCE(bad_state, l.sqlstate);
+		last_message := CASE WHEN bad_state IS NULL THEN l.message
+							 ELSE pg_catalog.format('the record of the last run cannot be read: %s', bad_message) END;
 		made := l.made;
 		dropped := l.dropped;
 		moved := l.moved;
 		pruned := l.pruned;
+		kept_below := l.kept_below;
 		RETURN NEXT;
 	END LOOP;
 END

@@ -6,18 +6,13 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 SET TimeZone = 'UTC'
 AS $fn$
-	SELECT CASE WHEN s.months OPERATOR(pg_catalog.=) 0
+	SELECT CASE WHEN s.months = 0
 				THEN pg_catalog.date_bin(step, t, '2001-01-01 00:00:00+00')
-				ELSE pg_catalog.make_timestamptz(s.k OPERATOR(pg_catalog./) 12,
-												 (s.k OPERATOR(pg_catalog.%) 12) OPERATOR(pg_catalog.+) 1,
-												 1, 0, 0, 0, 'UTC') END
+				ELSE pg_catalog.make_timestamptz(s.k / 12, s.k % 12 + 1, 1, 0, 0, 0, 'UTC') END
 	  FROM (SELECT m.months,
-				   m.k0 OPERATOR(pg_catalog.-) (m.k0 OPERATOR(pg_catalog.%) NULLIF(m.months, 0)) AS k
-			  FROM (SELECT ((EXTRACT(year FROM step) OPERATOR(pg_catalog.*) 12)
-							OPERATOR(pg_catalog.+) EXTRACT(month FROM step))::pg_catalog.int4 AS months,
-						   (((EXTRACT(year FROM t) OPERATOR(pg_catalog.*) 12)
-							 OPERATOR(pg_catalog.+) EXTRACT(month FROM t))
-							OPERATOR(pg_catalog.-) 1)::pg_catalog.int4 AS k0) AS m) AS s
+				   m.k0 - m.k0 % NULLIF(m.months, 0) AS k
+			  FROM (SELECT (EXTRACT(year FROM step) * 12 + EXTRACT(month FROM step))::pg_catalog.int4 AS months,
+						   (EXTRACT(year FROM t) * 12 + EXTRACT(month FROM t) - 1)::pg_catalog.int4 AS k0) AS m) AS s
 $fn$;
 
 COMMENT ON FUNCTION shardid_partition_step_start(pg_catalog.timestamptz, pg_catalog.interval) IS

@@ -18,13 +18,13 @@ LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 BEGIN
-	IF shard OPERATOR(pg_catalog.<) 0 OR shard OPERATOR(pg_catalog.>) 8191 THEN
+	IF shard < 0 OR shard > 8191 THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'numeric_value_out_of_range',
 			MESSAGE = pg_catalog.format('shard ID %s is out of range', shard),
 			DETAIL = 'Valid shard IDs are 0 to 8191.';
 	END IF;
-	RETURN 'shard_' OPERATOR(pg_catalog.||) pg_catalog.lpad(shard::pg_catalog.text, 4, '0');
+	RETURN 'shard_' || pg_catalog.lpad(shard::pg_catalog.text, 4, '0');
 END
 $fn$;
 

@@ -10,12 +10,12 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 	SELECT COALESCE(pg_catalog.array_agg(c.oid::pg_catalog.regclass ORDER BY n.nspname), '{}')
 	  FROM pg_catalog.pg_class AS c
-	  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-	 WHERE c.relname OPERATOR(pg_catalog.=) table_name
-	   AND c.relkind OPERATOR(pg_catalog.=) 'p'
-	   AND n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}$'
-	   AND c.relowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) current_user)
-	   AND n.nspowner OPERATOR(pg_catalog.=) (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname OPERATOR(pg_catalog.=) current_user)
+	  JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+	 WHERE c.relname = table_name
+	   AND c.relkind = 'p'
+	   AND n.nspname ~ '^shard_[0-9]{4}$'
+	   AND c.relowner = (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user)
+	   AND n.nspowner = (SELECT r.oid FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user)
 $fn$;
 
 COMMENT ON FUNCTION shardid_shard_tables(pg_catalog.name) IS

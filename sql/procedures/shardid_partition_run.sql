@@ -16,6 +16,7 @@ DECLARE
 	names pg_catalog.text[];
 	i pg_catalog.int4;
 	w record;
+	drop_lock pg_catalog.text;
 	result pg_catalog.text;
 	state pg_catalog.text;
 	msg pg_catalog.text;
@@ -23,6 +24,7 @@ DECLARE
 	n_dropped pg_catalog.int4;
 	n_moved pg_catalog.int8;
 	n_pruned pg_catalog.int8;
+	kept_below pg_catalog.int8;
 	n_failed pg_catalog.int4 := 0;
 	n_busy pg_catalog.int4 := 0;
 	first_state pg_catalog.text;
@@ -42,8 +44,7 @@ BEGIN
 	END IF;
 	epoch := COALESCE(epoch, @extschema@.shardid_epoch());
 	-- the arguments, before any parent
-	PERFORM FROM @extschema@.shardid_partition_work(NULL, step, premake, retain, epoch, lock_wait,
-													   false, false);
+	PERFORM FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait);
 	SELECT pg_catalog.array_agg(p.oid ORDER BY p.nspname, p.relname, p.oid),
 		   pg_catalog.array_agg(CASE WHEN p.relname IS NULL THEN p.oid::pg_catalog.text
 									 ELSE pg_catalog.format('%I.%I', p.nspname, p.relname) END
@@ -65,20 +66,27 @@ BEGIN
 		n_dropped := 0;
 		n_moved := 0;
 		n_pruned := 0;
+		kept_below := NULL;
 
-		-- make: its own transaction
+		-- make: its own transaction, under SHARE UPDATE EXCLUSIVE on the
+		-- parent
 		BEGIN
-			FOR w IN
-				SELECT * FROM @extschema@.shardid_partition_work(oids[i]::pg_catalog.regclass, step, premake,
-																 retain, epoch, lock_wait, true, false)
-			LOOP
-				IF w.action OPERATOR(pg_catalog.=) 'created' THEN
-					n_made := n_made OPERATOR(pg_catalog.+) 1;
-					n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
-				ELSIF w.action OPERATOR(pg_catalog.=) 'busy' THEN
-					result := 'busy';
-				END IF;
-			END LOOP;
+			IF @extschema@.shardid_partition_lock(oids[i]::pg_catalog.regclass, 'SHARE UPDATE EXCLUSIVE',
+												   lock_wait) THEN
+				FOR w IN
+					SELECT * FROM @extschema@.shardid_partition_make(oids[i]::pg_catalog.regclass, step, premake,
+																	 retain, epoch, lock_wait)
+				LOOP
+					IF w.action OPERATOR(pg_catalog.=) 'created' THEN
+						n_made := n_made OPERATOR(pg_catalog.+) 1;
+						n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
+					ELSIF w.action OPERATOR(pg_catalog.=) 'busy' THEN
+						result := 'busy';
+					END IF;
+				END LOOP;
+			ELSE
+				result := 'busy';
+			END IF;
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
 			result := 'failed';
@@ -88,17 +96,22 @@ BEGIN
 		COMMIT;
 		PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
-		-- drop: its own transaction, with the record of the run
+		-- drop: its own transaction, with the record of the run; ACCESS
+		-- EXCLUSIVE on the parent first, if any partition is due
 		IF state IS NULL OR state OPERATOR(pg_catalog.<>) '42P01' THEN
 			BEGIN
+				drop_lock := @extschema@.shardid_partition_drop_lock(oids[i]::pg_catalog.regclass, step, premake,
+																	  retain, epoch, lock_wait);
 				FOR w IN
-					SELECT * FROM @extschema@.shardid_partition_work(oids[i]::pg_catalog.regclass, step, premake,
-																	 retain, epoch, lock_wait, false, true)
+					SELECT * FROM @extschema@.shardid_partition_drop(oids[i]::pg_catalog.regclass, step, premake,
+																	 retain, epoch, lock_wait, drop_lock)
 				LOOP
 					IF w.action OPERATOR(pg_catalog.=) 'dropped' THEN
 						n_dropped := n_dropped OPERATOR(pg_catalog.+) 1;
 					ELSIF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
 						n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
+					ELSIF w.action OPERATOR(pg_catalog.=) 'kept' THEN
+						kept_below := @extschema@.shardid_partition_first_id(oids[i]::pg_catalog.regclass);
 					ELSIF w.action OPERATOR(pg_catalog.=) 'busy' AND result OPERATOR(pg_catalog.=) 'ok' THEN
 						result := 'busy';
 					END IF;
@@ -106,6 +119,7 @@ BEGIN
 			EXCEPTION WHEN OTHERS THEN
 				n_dropped := 0;
 				n_pruned := 0;
+				kept_below := NULL;
 				IF result OPERATOR(pg_catalog.<>) 'failed' THEN
 					GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
 					result := 'failed';
@@ -118,9 +132,10 @@ BEGIN
 		END IF;
 		BEGIN
 			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned)
+				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned,
+					kept_below)
 			VALUES (oids[i], step, premake, retain, epoch, result, state, msg, n_made, n_dropped, n_moved,
-					n_pruned);
+					n_pruned, kept_below);
 		EXCEPTION WHEN insufficient_privilege THEN
 			NULL;				-- not recorded: the table is gone, or not the caller's
 		END;

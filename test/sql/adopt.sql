@@ -11,11 +11,27 @@
 SET timezone = 'UTC';
 \set SHOW_CONTEXT never
 
--- bigserial: its sequence is kept, the default changes, and nothing else.
+-- bigserial: its sequence is kept, the default changes, and the
+-- sequence's START records the time of the adoption, (ms + 1) << 10, so
+-- that retention keeps every key below the first ID of the millisecond
+-- after it, which the result names (kept_below) with what the old keys
+-- are.
 CREATE TABLE adopt_serial (id bigserial PRIMARY KEY, note text);
 INSERT INTO adopt_serial (note) SELECT 'before' FROM generate_series(1, 100);
 SELECT 'adopt_serial_id_seq'::regclass::oid AS serial_seq \gset
-SELECT sequence, action, previous_default FROM shardid_adopt('adopt_serial', 42);
+CREATE TEMP TABLE adopted AS
+SELECT a.*, date_trunc('milliseconds', now()) AS t0, clock_timestamp() AS t1
+  FROM shardid_adopt('adopt_serial', 42) AS a;
+SELECT sequence, action, previous_default, regexp_replace(old_keys, '\d{10,}', 'N', 'g') AS old_keys
+  FROM adopted;
+SELECT shardid_created_at(kept_below) - interval '1 ms' BETWEEN t0 AND t1 AS kept_below_is_the_adoption,
+       shardid_shard(kept_below) AS shard, shardid_seq(kept_below) AS seq,
+       strpos(old_keys, kept_below::text) > 0 AS old_keys_names_it,
+       (SELECT start_value FROM pg_sequences WHERE sequencename = 'adopt_serial_id_seq')
+         = (kept_below >> 23) << 10 AS start_records_it,
+       (SELECT last_value FROM adopt_serial_id_seq) AS sequence_value
+  FROM adopted;
+SELECT kept_below AS serial_kept_below FROM adopted \gset
 SELECT 'adopt_serial_id_seq'::regclass::oid = :serial_seq AS same_sequence,
        pg_get_serial_sequence('adopt_serial', 'id') AS owned_by_the_column,
        pg_get_expr(d.adbin, d.adrelid) AS new_default
@@ -29,8 +45,10 @@ SELECT note, count(*), bool_and(shardid_shard(id) = 42) AS on_shard_42,
 SELECT shardid_seq(min(id)) AS first_new_seq FROM adopt_serial WHERE note = 'after';
 SELECT (last_value >> 10) - 1 >= (SELECT max(id) >> 23 FROM adopt_serial) AS fence_covers
   FROM adopt_serial_id_seq;
--- idempotent
-SELECT sequence, action FROM shardid_adopt('adopt_serial', 42);
+-- idempotent: nothing changes, the START stays
+SELECT sequence, action, kept_below, old_keys FROM shardid_adopt('adopt_serial', 42);
+SELECT start_value = (:serial_kept_below >> 23) << 10 AS start_kept
+  FROM pg_sequences WHERE sequencename = 'adopt_serial_id_seq';
 -- another shard for the same table is a move, not an adoption
 SELECT err($$SELECT shardid_adopt('adopt_serial', 43)$$);
 
@@ -38,10 +56,15 @@ SELECT err($$SELECT shardid_adopt('adopt_serial', 43)$$);
 -- own goes on where the identity's stood.  GENERATED ALWAYS included.
 CREATE TABLE adopt_ident (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, note text);
 INSERT INTO adopt_ident (note) SELECT 'before' FROM generate_series(1, 50);
-SELECT sequence, action, previous_default FROM shardid_adopt('adopt_ident', 7);
+SELECT sequence, action, previous_default, kept_below AS ident_kept_below,
+       regexp_replace(old_keys, '\d{10,}', 'N', 'g') AS old_keys
+  FROM shardid_adopt('adopt_ident', 7) \gset
+\echo :sequence :action :previous_default :old_keys
 SELECT a.attidentity = '' AS identity_dropped,
        pg_get_serial_sequence('adopt_ident', 'id') AS owned_by_the_column,
-       (SELECT last_value FROM adopt_ident_id_seq) AS goes_on_from
+       (SELECT last_value FROM adopt_ident_id_seq) AS goes_on_from,
+       (SELECT start_value FROM pg_sequences WHERE sequencename = 'adopt_ident_id_seq')
+         = (:ident_kept_below >> 23) << 10 AS start_records_it
   FROM pg_attribute a WHERE a.attrelid = 'adopt_ident'::regclass AND a.attname = 'id';
 INSERT INTO adopt_ident (note) VALUES ('after');
 SELECT shardid_shard(id) AS shard, shardid_seq(id) AS seq FROM adopt_ident WHERE note = 'after';
@@ -68,7 +91,15 @@ RESET ROLE;
 SELECT shardid_shard(id) FROM adopt_fed WHERE note = 'by the writer';
 -- and no default at all: the same
 CREATE TABLE adopt_bare (k bigint PRIMARY KEY, note text);
-SELECT sequence, action, previous_default FROM shardid_adopt('adopt_bare', 9, 'k');
+SELECT sequence, action, previous_default, old_keys FROM shardid_adopt('adopt_bare', 9, 'k');
+-- old keys of every kind: negative ones, and ones above 1,023 and 8,388,607,
+-- which decode to other shards and to after the epoch
+CREATE TABLE adopt_wide (id bigint PRIMARY KEY);
+INSERT INTO adopt_wide VALUES (-5), (1), (8388608::bigint * 1000 + 5 * 1024);
+SELECT regexp_replace(old_keys, '\d{10,}', 'N', 'g') AS old_keys FROM shardid_adopt('adopt_wide', 3);
+CREATE TABLE adopt_pos (id bigint PRIMARY KEY);
+INSERT INTO adopt_pos VALUES (1), (8388608::bigint * 1000 + 5 * 1024);
+SELECT regexp_replace(old_keys, '\d{10,}', 'N', 'g') AS old_keys FROM shardid_adopt('adopt_pos', 3);
 
 -- Refusals.
 CREATE TABLE adopt_int (id serial PRIMARY KEY);
@@ -85,12 +116,25 @@ INSERT INTO adopt_big VALUES (shardid_encode('2040-01-01+00', 1, 0));
 SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_big', 1)$$), '\d{10,}', 'N', 'g') AS too_big;
 -- the default did not change
 SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d WHERE d.adrelid = 'adopt_big'::regclass;
+-- a sequence of its own that descends, or cannot start at the adoption
+CREATE TABLE adopt_down (id bigint PRIMARY KEY);
+CREATE SEQUENCE adopt_down_seq INCREMENT BY -1 OWNED BY adopt_down.id;
+ALTER TABLE adopt_down ALTER COLUMN id SET DEFAULT nextval('adopt_down_seq');
+SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_down', 1)$$), '\d{10,}', 'N', 'g') AS descends;
+CREATE TABLE adopt_short (id bigint PRIMARY KEY);
+CREATE SEQUENCE adopt_short_seq AS integer OWNED BY adopt_short.id;
+ALTER TABLE adopt_short ALTER COLUMN id SET DEFAULT nextval('adopt_short_seq');
+SELECT regexp_replace(err($$SELECT shardid_adopt('adopt_short', 1)$$), '\d{10,}', 'N', 'g') AS too_short;
+-- neither changed
+SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+ WHERE d.adrelid IN ('adopt_down'::regclass, 'adopt_short'::regclass) ORDER BY 1;
 -- not the owner
 SET ROLE regress_adopt_writer;
 SELECT err($$SELECT shardid_adopt('adopt_fed', 9)$$);
 RESET ROLE;
 
-DROP TABLE adopt_serial, adopt_fed, adopt_bare, adopt_int, adopt_gen, adopt_big;
+DROP TABLE adopt_serial, adopt_fed, adopt_bare, adopt_wide, adopt_pos, adopt_int, adopt_gen, adopt_big,
+  adopt_down, adopt_short;
 DROP VIEW adopt_view;
 DROP SEQUENCE adopt_shared, adopt_fed_id_seq;
 DROP ROLE regress_adopt_writer;

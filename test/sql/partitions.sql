@@ -571,6 +571,161 @@ SELECT count(*) AS runs_of_gone_tables FROM shardid_partition_log l
  WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = l.parent);
 SELECT count(*) = count(DISTINCT parent) AS one_run_each FROM shardid_partition_log;
 
+--
+-- 8. Keys that are not shardid IDs: retention never deletes a key below
+-- the table's first shardid ID, as its key sequence records it: one past
+-- its value, or the first ID after the adoption that shardid_adopt wrote
+-- into its START.  What it keeps is reported "kept", with a WARNING, and
+-- in the status (kept_below).
+--
+-- A table with shardid IDs and other keys: the keys at or below its
+-- sequence's value and those below 0 stay, an old ID and its day's
+-- partition go, and so does a key above the sequence's value.
+CREATE SEQUENCE mixed_seq;
+SELECT setval('mixed_seq', 500);
+CREATE TABLE mixed (id bigint PRIMARY KEY DEFAULT shardid_next(4, 'mixed_seq'), v text) PARTITION BY RANGE (id);
+CREATE TABLE mixed_p20200101 PARTITION OF mixed
+	FOR VALUES FROM (shardid_floor('2020-01-01+00')) TO (shardid_floor('2020-01-02+00'));
+CREATE TABLE mixed_low PARTITION OF mixed FOR VALUES FROM (MINVALUE) TO (-10);
+CREATE TABLE mixed_default PARTITION OF mixed DEFAULT;
+INSERT INTO mixed VALUES (-20, 'below 0, in a partition'), (-1, 'below 0'), (1, 'a count'),
+	(500, 'at the sequence'), (501, 'above the sequence'),
+	(shardid_encode('2020-01-01 12:00+00', 4, 1), 'an ID of 2020'),
+	(shardid_encode(now() - interval '60 days', 4, 1), 'an ID older than retain');
+SELECT action, pg_temp.mask(partition) AS partition, count(*)
+  FROM shardid_partition_maintain('mixed', '1 day', 1, '30 days') GROUP BY 1, 2 ORDER BY 1, 2;
+SELECT v, tableoid::regclass FROM mixed ORDER BY id;
+-- without retain nothing is kept, for nothing is deleted; the keys below
+-- the first ID are not IDs, and get no partition of a time
+SELECT action, count(*) FROM shardid_partition_maintain('mixed', '1 day', 1) GROUP BY 1 ORDER BY 1;
+SELECT count(*) AS in_the_default FROM mixed_default;
+SELECT kept_below FROM shardid_partition_status WHERE parent = 'mixed'::regclass;
+-- a setval past the keys keeps them all; a table without a sequence keeps
+-- the keys below 0
+SELECT setval('mixed_seq', 1000);
+INSERT INTO mixed VALUES (700, 'a count above the old value');
+SET client_min_messages = error;
+SELECT action, count(*) FROM shardid_partition_maintain('mixed', '1 day', 1, '30 days') GROUP BY 1 ORDER BY 1;
+RESET client_min_messages;
+SELECT count(*) AS kept FROM mixed WHERE id < 1001;
+SELECT kept_below FROM shardid_partition_status WHERE parent = 'mixed'::regclass;
+CREATE TABLE noseq (id bigint PRIMARY KEY, v text) PARTITION BY RANGE (id);
+CREATE TABLE noseq_default PARTITION OF noseq DEFAULT;
+INSERT INTO noseq VALUES (-1, 'below 0'), (1, 'a count');
+SET client_min_messages = error;
+SELECT action, count(*) FROM shardid_partition_maintain('noseq', '1 day', 0, '30 days') GROUP BY 1 ORDER BY 1;
+RESET client_min_messages;
+SELECT v FROM noseq ORDER BY id;
+SELECT kept_below FROM shardid_partition_status WHERE parent = 'noseq'::regclass;
+-- The partition that holds the first ID goes only if it holds no key
+-- below it: with a count in it, it stays whole; without, it goes.
+CREATE SEQUENCE straddle_seq;
+SELECT setval('straddle_seq', 500) AS seq \gset
+CREATE TABLE straddle (id bigint PRIMARY KEY DEFAULT shardid_next(4, 'straddle_seq'), v text) PARTITION BY RANGE (id);
+CREATE TABLE straddle_p20110101 PARTITION OF straddle FOR VALUES FROM (0) TO (shardid_floor('2011-01-02+00'));
+INSERT INTO straddle VALUES (1, 'a count'), (shardid_encode('2011-01-01 12:00+00', 4, 1), 'an ID of 2011');
+SET client_min_messages = error;
+SELECT action, partition FROM shardid_partition_maintain('straddle', '1 day', 0, '30 days') WHERE action <> 'created';
+SELECT count(*) AS rows FROM straddle;
+DELETE FROM straddle WHERE v = 'a count';
+SELECT action, partition FROM shardid_partition_maintain('straddle', '1 day', 0, '30 days') WHERE action <> 'exists';
+RESET client_min_messages;
+SELECT count(*) AS rows FROM straddle;
+DROP TABLE mixed, noseq, straddle;
+DROP SEQUENCE mixed_seq, straddle_seq;
+-- An adopted table (issue 23): its old keys, in the default partition and
+-- in a partition made for them by hand, are kept by the functions and by
+-- the procedure; its new ID gets a partition; the status names the first
+-- ID.  (The WARNINGs are left out here: they name that ID, which is the
+-- time of the adoption.)
+CREATE TABLE legacy (id bigserial PRIMARY KEY, v text) PARTITION BY RANGE (id);
+CREATE TABLE legacy_old PARTITION OF legacy FOR VALUES FROM (MINVALUE) TO (6);
+CREATE TABLE legacy_default PARTITION OF legacy DEFAULT;
+INSERT INTO legacy (v) SELECT 'old' FROM generate_series(1, 10);
+SELECT kept_below AS legacy_kept_below FROM shardid_adopt('legacy', 9) \gset
+-- (the new row in a later millisecond than the adoption's, whose IDs are
+-- kept too)
+SELECT pg_sleep(GREATEST(extract(epoch FROM shardid_created_at(:legacy_kept_below) - clock_timestamp()), 0) + 0.001)
+  AS wait \gset
+INSERT INTO legacy (v) VALUES ('new');
+SET client_min_messages = error;
+SELECT action, pg_temp.mask(partition) AS partition, count(*)
+  FROM shardid_partition_maintain('legacy', '1 day', 1, '1 day') GROUP BY 1, 2 ORDER BY 1, 2;
+CALL shardid_partition_run('{legacy}', '1 day', 1, '1 day');
+RESET client_min_messages;
+SELECT v, count(*), bool_and(id < :legacy_kept_below) AS below_first_id FROM legacy GROUP BY v ORDER BY v;
+SELECT last_result, made, dropped, pruned, kept_below = :legacy_kept_below AS kept_below_as_adopted
+  FROM shardid_partition_status WHERE parent = 'legacy'::regclass;
+DROP TABLE legacy;
+
+--
+-- 9. The log refuses what no run could write (issue 23, item 4), for a
+-- plain role's own tables too: 1.2 took an epoch of 'infinity' there, and
+-- shardid_partition_status then failed for superusers and pg_monitor.
+-- A record the status cannot evaluate (one a 1.2 database may hold) is
+-- reported as such, and every other table's row still comes.
+--
+CREATE ROLE regress_shardid_part_forger;
+CREATE ROLE regress_shardid_part_watcher IN ROLE pg_monitor;
+-- forge(t, col, val): err() of an insert of a row that a run could write
+-- for t, with col set to val; its first line only (the DETAIL shows the
+-- row, with the table's OID and the time)
+CREATE FUNCTION pg_temp.forge(t regclass, col text DEFAULT NULL, val text DEFAULT NULL)
+RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  cols text[] := '{parent,ran_at,step,premake,retain,epoch,result,sqlstate,made,dropped,moved,pruned,kept_below}';
+  vals text[] := ARRAY[t::oid::text, 'clock_timestamp()', $q$'1 day'$q$, '3', 'NULL',
+                       $q$'2011-01-01 00:00:00+00'$q$, $q$'ok'$q$, 'NULL', '0', '0', '0', '0', 'NULL'];
+BEGIN
+  IF col IS NOT NULL THEN
+    vals[array_position(cols, col)] := val;
+  END IF;
+  RETURN split_part(err(format('INSERT INTO shardid_partition_log (%s) VALUES (%s)',
+                               array_to_string(cols, ', '), array_to_string(vals, ', '))), E'\n', 1);
+END $$;
+SET ROLE regress_shardid_part_forger;
+CREATE TEMP TABLE forged (id bigint) PARTITION BY RANGE (id);
+CREATE TEMP TABLE forged_p PARTITION OF forged FOR VALUES FROM (0) TO (1000);
+CREATE TEMP TABLE forged_plain (id bigint);
+SELECT pg_temp.forge('forged') AS a_run_could_write_it;
+SELECT col, val, pg_temp.forge('forged', col, val) AS refused FROM (VALUES
+	('epoch', $$'infinity'$$), ('epoch', $$'-infinity'$$), ('epoch', $$'2011-01-01 00:00:00.0005+00'$$),
+	('epoch', $$now() + interval '1 day'$$), ('ran_at', $$'infinity'$$), ('step', $$'0'$$),
+	('step', $$'-1 day'$$), ('premake', '-1'), ('premake', '1001'), ('retain', $$'0'$$),
+	('made', '-1'), ('dropped', '-1'), ('moved', '-1'), ('pruned', '-1'), ('kept_below', '-1'),
+	('sqlstate', $$'55P03'$$), ('sqlstate', $$'x'$$), ('result', $$'busy'$$)) AS v(col, val);
+-- an epoch whose horizon is no timestamp, with a run time after it
+SELECT pg_temp.forge('forged', 'ran_at', $$'294250-01-01 00:00:00+00'$$) AS past_the_horizon,
+	   pg_temp.forge('forged', 'epoch', $$'294242-02-28 04:06:12.225+00'$$) AS too_late;
+-- and nothing at all for a table that is not partitioned
+SELECT pg_temp.forge('forged_plain') AS a_plain_table;
+RESET ROLE;
+-- A record no run wrote, as a 1.2 database may hold one (the check taken
+-- away for it, and put back by the ROLLBACK): every reader's status
+-- reports it as "invalid", with the error, and the other tables' rows too.
+SELECT count(*) AS tables FROM shardid_partition_status \gset
+BEGIN;
+ALTER TABLE shardid_partition_log DROP CONSTRAINT shardid_partition_log_epoch;
+SET ROLE regress_shardid_part_forger;
+INSERT INTO shardid_partition_log (parent, step, premake, epoch, result, made, dropped, moved, pruned)
+	VALUES ('forged'::regclass, '1 day', 3, 'infinity', 'ok', 0, 0, 0, 0);
+SELECT last_result, last_sqlstate, last_message, partitions, covered_until, oldest_start
+  FROM shardid_partition_status WHERE parent = 'forged'::regclass;
+RESET ROLE;
+SELECT count(*) = :tables AS every_table, count(*) FILTER (WHERE last_result = 'invalid') AS invalid
+  FROM shardid_partition_status;
+SET ROLE regress_shardid_part_watcher;
+SELECT count(*) = :tables AS every_table, count(*) FILTER (WHERE last_result = 'invalid') AS invalid
+  FROM shardid_partition_status;
+RESET ROLE;
+ROLLBACK;
+SELECT count(*) = :tables AS as_before FROM shardid_partition_status;
+SET ROLE regress_shardid_part_forger;
+DROP TABLE forged, forged_plain;
+RESET ROLE;
+DROP ROLE regress_shardid_part_forger;
+DROP ROLE regress_shardid_part_watcher;
+
 -- The functions' markings.
 SELECT p.oid::regprocedure, p.provolatile, p.proparallel, p.proisstrict, p.prosecdef, p.proconfig
   FROM pg_proc p WHERE p.proname LIKE 'shardid\_partition\_%' ORDER BY 1::text;

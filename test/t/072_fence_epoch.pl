@@ -489,7 +489,10 @@ SELECT * FROM shardid_adopt('u', 8191);
 INSERT INTO u (v) VALUES (1);
 SELECT * FROM shardid_adopt('u', -1);
 SELECT * FROM shardid_adopt('shardid_fence_status', 0);
-SELECT * FROM shardid_adopt('ids', 1);} ],
+SELECT * FROM shardid_adopt('ids', 1);
+SELECT shardid_adopt_sequence('ids', 'id'), shardid_adopt_sequence('shardid_partition_log', 'parent');
+SELECT shardid_adopt_sequence('t', repeat('x', 100)), shardid_adopt_sequence('t', 'no such column');
+SELECT shardid_adopt_sequence(0, 'id'), shardid_adopt_sequence(NULL, NULL);} ],
 	[ 'shardid_partition_maintain', 'early, late and endless epochs' => qq{
 CREATE TEMP TABLE p (id bigint NOT NULL) PARTITION BY RANGE (id);
 SELECT * FROM shardid_partition_maintain('p', '1 day', 3, NULL, $early);
@@ -506,10 +509,37 @@ CALL shardid_partition_run(ARRAY['p'::regclass], '1 millisecond', 1000, NULL, '-
 CALL shardid_partition_run(ARRAY['p'::regclass], '1 day', 3, NULL, NULL, '-1 s');
 CALL shardid_partition_run(ARRAY['ids'::regclass], '1 day', 3, NULL, NULL, '1 day');
 SELECT * FROM shardid_partition_status;} ],
-	[ 'shardid_partition_work', 'the internal steps, called directly' => q{
-SELECT * FROM shardid_partition_work('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day', true, true);
-SELECT * FROM shardid_partition_work(0, '1 day', 3, NULL, '2011-01-01+00', NULL, true, true);
-SELECT * FROM shardid_partition_work(NULL, '1 day', 1000, '1 day', '-infinity', '1 day', true, true);
+	[ 'shardid_partition_make', 'the internal steps, called directly, on others\' tables and endless ranges' => q{
+CREATE TEMP TABLE p (id bigint NOT NULL) PARTITION BY RANGE (id);
+CREATE TEMP TABLE p_default PARTITION OF p DEFAULT;
+INSERT INTO p VALUES (9223372036854775807), (0), (-1), (shardid_encode(now() + interval '3 days', 0, 0));
+SELECT * FROM shardid_partition_plan('1 day', 1000, '1 day', '-infinity', '1 day');
+SELECT * FROM shardid_partition_plan('1 millisecond', 1000, NULL, '2011-01-01+00', NULL);
+SELECT * FROM shardid_partition_plan(NULL, NULL, NULL, NULL, NULL);
+SELECT * FROM shardid_partition_parent('ids'), shardid_partition_parent(0);
+SELECT * FROM shardid_partition_parent(NULL), shardid_partition_parent('shardid_partition_log');
+SELECT shardid_partition_lock('ids', 'ACCESS EXCLUSIVE', '1 day');
+SELECT shardid_partition_lock('shardid_partition_log', 'ACCESS EXCLUSIVE', '1 day');
+SELECT shardid_partition_lock('p', 'ACCESS EXCLUSIVE MODE; DROP TABLE ids; --', '1 s');
+SELECT shardid_partition_lock('p', 'SHARE', '-1 s'), shardid_partition_lock('p', NULL, NULL);
+SELECT shardid_partition_drop_lock('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day');
+SELECT shardid_partition_drop_lock(0, '1 day', 3, '-1 day', 'infinity', '0');
+SELECT * FROM shardid_partition_make('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day');
+SELECT * FROM shardid_partition_make(0, '1 day', 3, NULL, '2011-01-01+00', NULL);
+SELECT * FROM shardid_partition_make('p', '1 day', 1000, NULL, '2011-01-01+00', '1 day');
+SELECT * FROM shardid_partition_create('ids', '-infinity', 'infinity', '2011-01-01+00', 'x');
+SELECT * FROM shardid_partition_create('p', '-infinity', 'infinity', '2011-01-01+00', 'ids');
+SELECT * FROM shardid_partition_create('p', now(), now() - interval '1 day', '2011-01-01+00', repeat('x', 100));
+SELECT * FROM shardid_partition_create('p', '2011-01-01+00', '294276-01-01+00', '2011-01-01+00', 'p_all');
+SELECT * FROM shardid_partition_create('p', NULL, NULL, NULL, NULL);
+SELECT shardid_partition_move('ids', 'ids', '-infinity', 'infinity', '2011-01-01+00');
+SELECT shardid_partition_move('p', 'shardid_partition_log', '2011-01-01+00', now() + interval '1 year', '2011-01-01+00');
+SELECT shardid_partition_move('p', 'p_default', '2011-01-01+00', now() + interval '1 year', '2011-01-01+00');
+SELECT * FROM shardid_partition_drop('ids', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'held');
+SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'held');
+SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', '1 day', 'x'' OR true');
+SELECT shardid_partition_first_id('ids'), shardid_partition_first_id('p'), shardid_partition_first_id(NULL);
+SELECT shardid_partition_first_id('shardid_partition_log'), shardid_partition_first_id(0);
 SELECT * FROM shardid_partition_ranges('ids'), shardid_partition_ranges(0);
 SELECT shardid_partition_log_purge();
 SELECT shardid_shard_tables('ids'), shardid_shard_tables(NULL), shardid_shard_tables(repeat('x', 100));
@@ -525,6 +555,19 @@ SELECT * FROM shardid_provision_shard(-1, 'public', 'x');
 SELECT * FROM shardid_provision_shard(2, 'public', 'pg_temp');
 SELECT * FROM shardid_provision_shard(3, 'information_schema', 'public');
 SELECT shardid_shard_schema(-1), shardid_shard_schema(8192), shardid_shard_schema(2147483647);} ],
+	[ 'shardid_provision_table', 'the internal steps, called directly, on system and others\' schemas' => q{
+SELECT * FROM shardid_provision_template('pg_catalog', ARRAY(SELECT oid FROM pg_roles));
+SELECT * FROM shardid_provision_template('public', NULL), shardid_provision_template(NULL, '{}');
+SELECT shardid_provision_check_schema('public', 'pg_catalog', '{ids}', '{s}', ARRAY(SELECT oid FROM pg_roles));
+SELECT shardid_provision_check_schema(NULL, NULL, NULL, NULL, NULL);
+SELECT shardid_provision_check_table('public', 'ids', 'pg_catalog', 'pg_class'::regclass);
+SELECT shardid_provision_check_table('pg_catalog', 'pg_class', 'public', 0);
+SELECT shardid_provision_check_grants('public', ARRAY(SELECT oid FROM pg_roles)), shardid_provision_check_grants(NULL, NULL);
+SELECT shardid_provision_table(1, 'public', 'ids', 's', 'r', 'public', 'ids'::regclass);
+SELECT shardid_provision_table(1, 'public', 'mallory_t', 'ids', 'r', 'pg_catalog', 'pg_class'::regclass);
+SELECT shardid_provision_table(1, 'pg_temp', 'mallory_t', 'mallory_t_id_seq', 'p', 'pg_catalog', 'pg_class'::regclass);
+SELECT shardid_provision_table(-1, 'pg_catalog', 'pg_class', 'x'')); DROP TABLE ids; --', 'r', 'public', 0);
+SELECT shardid_provision_table(NULL, NULL, NULL, NULL, NULL, NULL, NULL);} ],
 	[ 'codec', 'hostile epochs, IDs and times' => qq{
 SELECT shardid_encode(now(), 0, 0, $early);
 SELECT shardid_encode('infinity', 0, 0);
@@ -603,7 +646,12 @@ my %tried = (
 	  shardid_from_shortcode shardid_epoch shardid_stats shardid_stats_info
 	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all
 	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status
-	  shardid_partition_step_start shardid_shard_tables shardid_private
+	  shardid_partition_step_start shardid_partition_plan shardid_partition_parent
+	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
+	  shardid_partition_move shardid_partition_drop shardid_provision_template
+	  shardid_provision_check_schema shardid_provision_check_table shardid_provision_check_grants
+	  shardid_adopt_sequence shardid_partition_first_id
+	  shardid_shard_tables shardid_private
 	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
@@ -790,7 +838,7 @@ SELECT '%s', shardid_next(5, 's', '2020-01-01 00:00:00+00'), '2020-01-01 00:00:0
   FROM generate_series(1, 100000)};
 is(state_of($ep, 'up', 'postgres', sprintf($take2020, 'c-1.1')),
 	'no error', 'C: at 1.1, with the 1.2 library, IDs under the custom epoch');
-$ep->safe_psql('up', 'ALTER EXTENSION shardid UPDATE');
+$ep->safe_psql('up', q{ALTER EXTENSION shardid UPDATE TO '1.2'});
 is($ep->safe_psql('up', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
 	'1.3', 'C: updated to 1.3');
 $e = error_of($ep, 'up', 'postgres', sprintf($take2020, 'c-refused'));

@@ -24,7 +24,11 @@
 #     text;
 #   - ALTER EXTENSION shardid UPDATE TO '1.3' from each of those, and from
 #     a fresh 1.2, gives the catalog of a fresh 1.3 install (whose scripts
-#     the Makefile makes from sql/).
+#     the Makefile makes from sql/);
+#   - a 1.2 partition log that holds rows no run wrote (a plain role's,
+#     for its own table, one with an epoch of 'infinity' that stops
+#     shardid_partition_status for every reader) is updated to 1.3: those
+#     rows go, the run it recorded stays, and the status works.
 
 use strict;
 use warnings;
@@ -287,7 +291,33 @@ SELECT last_value, is_called FROM narrow_seq}),
 	"t|t\n1|f",
 	'the update writes the database\'s fence into a sequence that issued nothing, and leaves one that cannot carry it');
 $node->safe_psql('postgres', q{DROP TABLE restored, narrow; DROP SEQUENCE restored_seq, narrow_seq});
+#    And before that, in fresh12, a plain role writes into the 1.2 log of fresh12, for its own table,
+#    one row a run could have written and four none could.
+$node->safe_psql(
+	'fresh12', q{
+CREATE ROLE forger;
+GRANT CREATE ON SCHEMA public TO forger;
+SET ROLE forger;
+CREATE TABLE forged (id bigint) PARTITION BY RANGE (id);
+CREATE TABLE forged_p PARTITION OF forged FOR VALUES FROM (0) TO (1000);
+INSERT INTO shardid_partition_log (parent, ran_at, step, premake, epoch, result, sqlstate, made, dropped, moved, pruned)
+VALUES ('forged'::regclass, now() - interval '1 hour', '1 day', 3, '2011-01-01+00', 'ok', NULL, 2, 0, 0, 0),
+       ('forged'::regclass, now(), '1 day', 3, 'infinity', 'ok', NULL, 0, 0, 0, 0),
+       ('forged'::regclass, now() - interval '1 minute', '-1 day', 3, '2011-01-01+00', 'ok', NULL, 0, 0, 0, 0),
+       ('forged'::regclass, now() - interval '1 minute', '1 day', -5, '2011-01-01+00', 'ok', NULL, 0, 0, 0, 0),
+       ('forged'::regclass, now() - interval '1 minute', '1 day', 3, '2011-01-01+00', 'busy', NULL, 0, -1, 0, 0);
+RESET ROLE;
+});
+is(sql_error($node, 'SELECT * FROM shardid_partition_status', 'fresh12'),
+	'22023: epoch infinity is not finite',
+	'1.2: a plain role\'s row with an infinite epoch stops the status for a superuser');
 $node->safe_psql($_, q{ALTER EXTENSION shardid UPDATE TO '1.3'}) for qw(fresh11 fresh12);
+is( $node->safe_psql(
+		'fresh12', q{
+SELECT count(*), min(made) FROM shardid_partition_log;
+SELECT last_result, made, partitions FROM shardid_partition_status WHERE parent = 'forged'::regclass}),
+	"1|2\nok|2|1",
+	'1.3: the update deleted the four rows no run could write, kept the run, and the status works');
 $node->safe_psql('postgres', 'CREATE DATABASE fresh13');
 $node->safe_psql('fresh13', 'CREATE EXTENSION shardid');
 my $fresh13 = $node->safe_psql('fresh13', $catalog_query);
@@ -303,6 +333,8 @@ is(join(' ', sort $fresh13 =~ /^config (\S+) $/mg), 'shardid_epoch',
 	'1.3: only the epoch is extension configuration: no dump carries the fence, no restore sets it');
 like($fresh13, qr/^function shardid_sequence_lower\(regclass,timestamp with time zone\) volatile=v strict=t parallel=u /m,
 	'the comparison covers the 1.3 functions');
+like($fresh13, qr/^constraint shardid_partition_log CHECK \(\(isfinite\(epoch\) AND /m,
+	'the comparison covers the partition log\'s checks');
 
 $node->safe_psql('postgres',
 	q{INSERT INTO posts (phase) SELECT '1.3' FROM generate_series(1, 100000)});
