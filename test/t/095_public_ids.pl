@@ -26,6 +26,8 @@
 #     DATABASE; a misspelt setting name; RAISE of keys and of the setting;
 #     a configured key pasted alone; auto_explain; bind parameters: no
 #     key's digits in any log, the rest of each message there;
+#   - who maps public IDs back: every role by default, the granted roles
+#     only after the REVOKE that docs/public-ids.md gives;
 #   - without shared_preload_libraries, the library loaded by a backend
 #     picks the keys up from the configuration file.
 
@@ -374,6 +376,28 @@ unlike($all, qr/STATEMENT:  [^\n]*(hex digits hidden|\Q$k2\E)/i,
 # a valid key file again
 ok(set_keys("2:$k2", 'SELECT count(*) FROM shardid_public_keys()', '1'),
 	'the corrected key file is loaded');
+
+# 7. Who maps public IDs back: every role by default; after the REVOKE of
+# docs/public-ids.md, the roles granted the functions only.
+$node->safe_psql('postgres', 'CREATE ROLE reporting LOGIN');
+is( $node->safe_psql('postgres', "SELECT shardid_private('$pub2')", extra_params => [ '-U', 'reporting' ]),
+	$id, 'by default every role maps a public ID back to its ID');
+$node->safe_psql('postgres', q{
+	REVOKE EXECUTE ON FUNCTION shardid_private(text), shardid_private_bigint(bigint, integer),
+	    shardid_public(bigint), shardid_public(bigint, integer), shardid_public_bigint(bigint, integer)
+	  FROM PUBLIC;
+	GRANT EXECUTE ON FUNCTION shardid_private(text), shardid_public(bigint) TO app;});
+for my $call ("shardid_private('$pub2')", "shardid_private_bigint(1, 2)", "shardid_public($id)",
+	"shardid_public($id, 2)", "shardid_public_bigint($id, 2)")
+{
+	like(sql_error($node, "SET ROLE reporting; SELECT $call"), qr/^42501: permission denied for function/,
+		"after the REVOKE, another role may not call $call");
+}
+is( $node->safe_psql('postgres', "SELECT shardid_private('$pub2'), shardid_public($id)",
+		extra_params => [ '-U', 'app' ]),
+	"$id|$pub2", 'the role granted them maps public IDs both ways');
+is( $node->safe_psql('postgres', 'SELECT count(*) FROM shardid_public_keys()', extra_params => [ '-U', 'reporting' ]),
+	'1', 'and shardid_public_keys() (fingerprints only) stays open to every role');
 $node->stop;
 
 # 6. Not preloaded: the library, loaded by a backend, finds the keys the
