@@ -63,15 +63,6 @@ class JSONError(ShardidError, json.JSONDecodeError):
         self.args = (f"invalid input syntax for type json: {self.args[0]}",)
 
 
-def _parse_int(s):
-    try:
-        return int(s)
-    except ValueError:
-        # past sys.get_int_max_str_digits() (4,300 by default)
-        raise ShardidError("22003", f"the number of {len(s.lstrip('-'))} digits is too long",
-                           "Python reads integers of at most sys.get_int_max_str_digits() digits")
-
-
 def _parse_constant(name):
     raise ShardidError("22P02", f"invalid input syntax for type json: {name} is not a JSON number")
 
@@ -129,7 +120,6 @@ def loads(text, *, ids=("id",), **kwargs):
     range (an ID outside 0 to 2^63 - 1, a bare ID above 2^53 - 1, or any
     integer too long for Python's int), 22021 for bytes that are not UTF-8,
     54001 for JSON nested too deep for Python's recursion limit."""
-    kwargs.setdefault("parse_int", _parse_int)
     kwargs.setdefault("parse_constant", _parse_constant)
     try:
         doc = json.loads(text, **kwargs)
@@ -137,6 +127,13 @@ def loads(text, *, ids=("id",), **kwargs):
         raise JSONError(e.msg, e.doc, e.pos) from None
     except UnicodeDecodeError as e:
         raise ShardidError("22021", f"invalid byte sequence for encoding UTF8 at byte {e.start + 1}") from None
+    except ShardidError:
+        raise
+    except ValueError as e:
+        # int() past sys.get_int_max_str_digits() (4,300 digits by default),
+        # which refuses by the length, wherever the number is
+        raise ShardidError("22003", f"a number is too long: {e}",
+                           "Python reads integers of at most sys.get_int_max_str_digits() digits") from None
     except RecursionError:
         raise ShardidError("54001", "JSON nested too deep",
                            "Python's json reads as deep as its recursion limit allows") from None
