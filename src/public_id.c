@@ -15,15 +15,14 @@
  * Keys stay out of the log.  The setting has no check hook: PostgreSQL
  * prints a rejected value in its "invalid value for parameter" message,
  * so every string is accepted, and a bad list is reported when a function
- * uses it, naming the entry but not its text.  The postmaster logs a
- * reloaded setting's new value ("parameter ... changed to ..."); the
- * emit_log_hook below rewrites that one message to leave the value out.
- * ALTER SYSTEM is refused for the setting (GUC_DISALLOW_IN_AUTO_FILE), so
- * no key is written to postgresql.auto.conf, which base backups copy; and
- * a statement that names the setting (ALTER SYSTEM, SET, anything that
- * fails or is logged) is never written to the log: the hook hides the
- * STATEMENT line of its errors and the text of log_statement and
- * log_min_duration_statement lines.
+ * uses it, naming the entry but not its text.  ALTER SYSTEM is refused for
+ * the setting (GUC_DISALLOW_IN_AUTO_FILE), so no key is written to
+ * postgresql.auto.conf, which base backups copy.  The emit_log_hook below
+ * rewrites what would carry a key: the postmaster's report of a reloaded
+ * value ("parameter ... changed to ..."), a superuser's statement that
+ * names the setting, and any message with something that looks like a
+ * key (a configuration file's syntax error, a mistyped ALTER SYSTEM, a
+ * RAISE), whose hex digits it hides.
  *
  * Each backend parses the list, and expands the keys, once for each value
  * the setting takes: the assign hook marks the parse stale, and the next
@@ -37,6 +36,7 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "tcop/tcopprot.h"
 #include "utils/builtins.h"
@@ -101,18 +101,142 @@ public_id_keys_assign(const char *newval, void *extra)
 	keys_stale = true;
 }
 
-/* Does text contain PUBLIC_ID_KEYS_TAIL, in any case? */
-static bool
-names_keys(const char *text)
-{
-	size_t		n = strlen(PUBLIC_ID_KEYS_TAIL);
+/*
+ * Key material in a text, as the log hook looks for it.  A key is 32 hex
+ * digits; mistyped, it may be longer or shorter, or cut in two.
+ *
+ * - SCAN_NAMES_SETTING: the text names the setting ("public_id_keys", in
+ *   any case).
+ * - SCAN_KEY_MATERIAL: a run of KEY_ENTRY_RUN hex digits or more after a
+ *   version and a colon ("1:0001..."), as in a list of keys; or a run of
+ *   KEY_NAMED_RUN or more in a text that names "public_id_key" (so a
+ *   statement that misspells the rest of the setting's name, or drops the
+ *   version, is caught too); or one of the configured keys, alone.
+ *
+ * One pass, no allocation: the hook runs for every message logged.
+ */
+#define SCAN_NAMES_SETTING	0x01
+#define SCAN_KEY_MATERIAL	0x02
+#define KEY_ENTRY_RUN		8
+#define KEY_NAMED_RUN		16
+/* in a message that holds key material, runs this long are hidden */
+#define HIDDEN_RUN			8
 
-	if (text == NULL)
+static bool
+is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/*
+ * Is the run of len hex digits at start a key of the setting's value (in
+ * any case)?  So a configured key pasted alone is caught too.
+ */
+static bool
+configured_key(const char *start, size_t len)
+{
+	const char *v = public_id_keys;
+
+	if (v == NULL || len != SHARDID_SPECK_KEY_HEXLEN)
 		return false;
-	for (; *text != '\0'; text++)
-		if (pg_strncasecmp(text, PUBLIC_ID_KEYS_TAIL, n) == 0)
+	for (; *v != '\0'; v++)
+		if (pg_strncasecmp(v, start, len) == 0)
 			return true;
 	return false;
+}
+
+/* Does the run of hex digits at start follow "VERSION:" (blanks allowed)? */
+static bool
+after_version(const char *text, const char *start)
+{
+	const char *q = start;
+
+	while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+		q--;
+	if (q == text || q[-1] != ':')
+		return false;
+	q--;
+	while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+		q--;
+	return q > text && q[-1] >= '0' && q[-1] <= '9';
+}
+
+static int
+scan_keys(const char *text)
+{
+	int			flags = 0;
+	bool		names_key = false;
+	bool		long_run = false;
+	const char *p = text;
+
+	if (text == NULL)
+		return 0;
+	while (*p != '\0')
+	{
+		if (is_hex(*p))
+		{
+			const char *start = p;
+
+			while (is_hex(*p))
+				p++;
+			if ((p - start >= KEY_ENTRY_RUN && after_version(text, start)) ||
+				configured_key(start, p - start))
+				flags |= SCAN_KEY_MATERIAL;
+			if (p - start >= KEY_NAMED_RUN)
+				long_run = true;
+			continue;
+		}
+		if ((*p == 'p' || *p == 'P') &&
+			pg_strncasecmp(p, PUBLIC_ID_KEYS_TAIL, strlen(PUBLIC_ID_KEYS_TAIL) - 1) == 0)
+		{
+			names_key = true;
+			if (pg_strncasecmp(p, PUBLIC_ID_KEYS_TAIL, strlen(PUBLIC_ID_KEYS_TAIL)) == 0)
+				flags |= SCAN_NAMES_SETTING;
+		}
+		p++;
+	}
+	if (names_key && long_run)
+		flags |= SCAN_KEY_MATERIAL;
+	return flags;
+}
+
+/*
+ * text with every run of HIDDEN_RUN hex digits or more replaced by
+ * "<N hex digits hidden>"; text itself if it has none.
+ */
+static char *
+hide_hex_runs(char *text)
+{
+	StringInfoData buf;
+	const char *p;
+	const char *copied;
+
+	if (text == NULL)
+		return NULL;
+	initStringInfo(&buf);
+	copied = text;
+	for (p = text; *p != '\0';)
+	{
+		const char *start = p;
+
+		while (is_hex(*p))
+			p++;
+		if (p - start >= HIDDEN_RUN)
+		{
+			appendBinaryStringInfo(&buf, copied, start - copied);
+			appendStringInfo(&buf, "<%d hex digits hidden>", (int) (p - start));
+			copied = p;
+		}
+		if (p == start)
+			p++;
+	}
+	if (copied == text)
+	{
+		pfree(buf.data);
+		return text;
+	}
+	appendStringInfoString(&buf, copied);
+	return buf.data;
 }
 
 /* Is the role running this session's statements a superuser? */
@@ -124,49 +248,98 @@ is_superuser_session(void)
 	return v != NULL && strcmp(v, "on") == 0;
 }
 
+/* A superuser's statement that names the setting: leave its text out. */
+static void
+hide_statement_text(ErrorData *edata)
+{
+	edata->hide_stmt = true;
+	if (edata->message_id != NULL && edata->message != NULL &&
+		(scan_keys(edata->message) & SCAN_NAMES_SETTING) &&
+		(strncmp(edata->message_id, "statement: ", 11) == 0 ||
+		 strncmp(edata->message_id, "duration: ", 10) == 0 ||
+		 strcmp(edata->message_id, "%s %s%s%s: %s") == 0))
+	{
+		const char *gap = strstr(edata->message, " ms  ");
+
+		edata->message =
+			strncmp(edata->message_id, "duration: ", 10) == 0 && gap != NULL ?
+			psprintf("%.*s ms  statement: " HIDDEN_STATEMENT,
+					 (int) (gap - edata->message), edata->message) :
+			pstrdup("statement: " HIDDEN_STATEMENT);
+		edata->detail = NULL;
+	}
+}
+
 /*
- * Keep the keys out of the server log.  Formats are matched untranslated
+ * Keep the keys out of the server log (and its csvlog and jsonlog forms,
+ * written from the same ErrorData).  Formats are matched untranslated
  * (message_id), so in every language.
  *
  * - The postmaster's report of a reloaded setting, "parameter \"%s\"
  *   changed to \"%s\"": keep the name, drop the value.
- * - A message logged while a superuser's statement that names the setting
- *   runs (an ALTER SYSTEM or SET refused, say): no STATEMENT line.
- * - log_statement's and log_min_duration_statement's lines of such a
- *   statement: the text is left out, the duration kept; their DETAIL
- *   (bind parameters) too.
- * Only superusers' statements are hidden: only they can set the keys,
- * and they could turn statement logging off anyway; a plain role's
- * statement that names the setting is logged as any other, so naming it
- * in a comment hides nothing from an auditor.  is_superuser is read as a
+ * - A superuser's statement that names the setting (an ALTER SYSTEM or
+ *   SET refused, say): no STATEMENT line, and log_statement's and
+ *   log_min_duration_statement's lines leave the text out, keeping the
+ *   duration; their DETAIL (bind parameters) too.  A plain role's
+ *   statement that names the setting is logged as any other, so naming it
+ *   in a comment hides nothing from an auditor.
+ * - Key material (scan_keys) anywhere: in the statement being run, or in
+ *   the message, its detail, hint, context or internal query; and a
+ *   configuration file's syntax error, which quotes the token it stopped
+ *   at ("near token \"'2:...'\"", a key list that lacks a comma).  Then
+ *   every run of HIDDEN_RUN hex digits or more in those
+ *   fields is replaced by "<N hex digits hidden>" (the rest of a plain
+ *   role's statement stays in the log), and the STATEMENT line, which
+ *   elog.c prints from the statement itself, is left out.
+ *
+ * The configuration files are read before shared_preload_libraries are
+ * loaded when the server starts: a syntax error then is logged before
+ * this hook exists (docs/public-ids.md).  is_superuser is read as a
  * setting, which needs no catalog access while an error is reported.
  */
 static void
 public_id_emit_log(ErrorData *edata)
 {
+	bool		hide = false;
+
 	if (edata->message_id != NULL && edata->message != NULL &&
 		strcmp(edata->message_id, "parameter \"%s\" changed to \"%s\"") == 0 &&
 		strstr(edata->message, PUBLIC_ID_KEYS_NAME) != NULL)
 		edata->message = pstrdup("parameter \"" PUBLIC_ID_KEYS_NAME "\" changed");
-	else if (edata->output_to_server && names_keys(debug_query_string) &&
-			 is_superuser_session())
-	{
-		edata->hide_stmt = true;
-		if (edata->message_id != NULL && edata->message != NULL &&
-			names_keys(edata->message) &&
-			(strncmp(edata->message_id, "statement: ", 11) == 0 ||
-			 strncmp(edata->message_id, "duration: ", 10) == 0 ||
-			 strcmp(edata->message_id, "%s %s%s%s: %s") == 0))
-		{
-			const char *gap = strstr(edata->message, " ms  ");
+	else if (edata->message_id != NULL &&
+			 strncmp(edata->message_id, "syntax error in file ", 21) == 0)
+		hide = true;
 
-			edata->message =
-				strncmp(edata->message_id, "duration: ", 10) == 0 && gap != NULL ?
-				psprintf("%.*s ms  statement: " HIDDEN_STATEMENT,
-						 (int) (gap - edata->message), edata->message) :
-				pstrdup("statement: " HIDDEN_STATEMENT);
-			edata->detail = NULL;
+	if (debug_query_string != NULL)
+	{
+		int			flags = scan_keys(debug_query_string);
+
+		if ((flags & SCAN_NAMES_SETTING) && is_superuser_session())
+			hide_statement_text(edata);
+		if (flags & SCAN_KEY_MATERIAL)
+		{
+			edata->hide_stmt = true;
+			hide = true;
 		}
+	}
+
+	if (!hide &&
+		((scan_keys(edata->message) | scan_keys(edata->detail) |
+		  scan_keys(edata->detail_log) | scan_keys(edata->hint) |
+		  scan_keys(edata->context) | scan_keys(edata->internalquery)) & SCAN_KEY_MATERIAL))
+	{
+		/* the statement may hold the key in another form: leave it out */
+		edata->hide_stmt = true;
+		hide = true;
+	}
+	if (hide)
+	{
+		edata->message = hide_hex_runs(edata->message);
+		edata->detail = hide_hex_runs(edata->detail);
+		edata->detail_log = hide_hex_runs(edata->detail_log);
+		edata->hint = hide_hex_runs(edata->hint);
+		edata->context = hide_hex_runs(edata->context);
+		edata->internalquery = hide_hex_runs(edata->internalquery);
 	}
 
 	if (prev_emit_log_hook)

@@ -26,7 +26,9 @@ export type EncodeParts =
   | { ms: bigint | number; time?: undefined; shard: number | bigint; seq: number | bigint }
   | { time: Date; ms?: undefined; shard: number | bigint; seq: number | bigint };
 
-/** An input the extension refuses too; sqlstate is the SQLSTATE it raises. */
+/** A value the package refuses, as the extension refuses the same input;
+ * sqlstate is the SQLSTATE it raises.  (A value of the wrong type is a
+ * TypeError.) */
 export class ShardidError extends Error {
   constructor(sqlstate: string, message: string, hint?: string);
   readonly sqlstate: string;
@@ -91,5 +93,7 @@ export interface IdsOption {
 
 /** JSON.stringify with bigints and ID fields written as decimal strings. */
 export function stringify(value: unknown, options?: IdsOption & { space?: string | number }): string;
-/** JSON.parse with ID fields returned as exact bigints. */
+/** JSON.parse with ID fields returned as exact bigints; every refusal is
+ * a ShardidError (22P02 not JSON or not an ID, 22003 out of range, 54001
+ * nested deeper than 1,000 levels). */
 export function parse(text: string, options?: IdsOption): any;

@@ -2,8 +2,9 @@
 //
 // The same rules as the PostgreSQL extension shardid, bit for bit, with
 // BigInt throughout: an ID is (ms since the epoch << 23) | (shard << 10) |
-// seq, a non-negative signed 64-bit integer.  Errors carry `sqlstate`, the
-// SQLSTATE the extension raises for the same input.
+// seq, a non-negative signed 64-bit integer.  Every refused value throws a
+// ShardidError whose `sqlstate` is the SQLSTATE the extension raises for the
+// same input (a value of the wrong JavaScript type throws a TypeError).
 
 export const SEQ_BITS = 10n;
 export const SHARD_BITS = 13n;
@@ -31,21 +32,51 @@ export class ShardidError extends Error {
   }
 }
 
+// The most characters of a refused input that a message quotes.
+const QUOTED = 40;
+const quote = (s) => (s.length > QUOTED ? `${s.slice(0, QUOTED)}... (${s.length} characters)` : s);
+// Digits an int8 can have: 9223372036854775807.
+const INT8_DIGITS = 19;
+
 function isoMs(ms) {
   const d = new Date(Number(ms));
   return Number.isNaN(d.getTime()) ? `${ms} ms after 1970-01-01` : d.toISOString();
 }
 
-// An integer argument as BigInt: a BigInt, or a Number that is a safe integer.
+// A Number that is not a safe integer: 22P02 if it is no integer at all,
+// 22003 if it is one past 2^53 - 1 (it may have been rounded already).
+// `what` says what held it ("ID 4185136929178974000").
+function unsafeNumber(v, what) {
+  if (!Number.isInteger(v)) return new ShardidError('22P02', `${what} is not an integer`);
+  return new ShardidError('22003', `${what} is not a safe integer`,
+    'pass it as a BigInt or a decimal string: a Number past 2^53 - 1 may have been rounded already');
+}
+
+// A decimal string as BigInt, refused by its length (before BigInt, whose
+// cost grows with the square of the length) when no int8 is that long.
+function decimalBig(text, what) {
+  const digits = text.length - (text[0] === '-' ? 1 : 0);
+  if (digits > INT8_DIGITS && text.replace(/^-?0*/, '').length > INT8_DIGITS) {
+    throw new ShardidError('22003', `${what} of ${digits} digits is out of range for type bigint`,
+      `a bigint has at most ${INT8_DIGITS} digits`);
+  }
+  return BigInt(text);
+}
+
+// An integer argument as BigInt: a BigInt, a Number that is a safe
+// integer, or a decimal string.
 function toBig(v, what) {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) {
-      throw new RangeError(`${what} ${v} is not a safe integer: pass it as a BigInt or a decimal string`);
-    }
+    if (!Number.isSafeInteger(v)) throw unsafeNumber(v, `${what} ${v}`);
     return BigInt(v);
   }
-  if (typeof v === 'string' && /^-?[0-9]+$/.test(v)) return BigInt(v);
+  if (typeof v === 'string') {
+    if (!/^-?[0-9]+$/.test(v)) {
+      throw new ShardidError('22P02', `invalid input syntax for type bigint: "${quote(v)}"`, `${what} is a decimal integer`);
+    }
+    return decimalBig(v, what);
+  }
   throw new TypeError(`${what} is a BigInt, a safe integer Number or a decimal string, not ${typeof v}`);
 }
 
@@ -91,7 +122,8 @@ function int4(v, what) {
     if (v < -(2n ** 31n) || v >= 2n ** 31n) throw new ShardidError('22003', `value ${v} is out of range for type integer`);
     return Number(v);
   }
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new TypeError(`${what} is an integer, not ${v}`);
+  if (typeof v !== 'number') throw new TypeError(`${what} is an integer, not ${typeof v}`);
+  if (!Number.isInteger(v)) throw new ShardidError('22P02', `${what} ${v} is not an integer`);
   if (v < -(2 ** 31) || v >= 2 ** 31) throw new ShardidError('22003', `value ${v} is out of range for type integer`);
   return v;
 }
@@ -198,7 +230,8 @@ const rol = (x, r) => ((x << r) | (x >>> (32 - r))) >>> 0;
 
 /** The 27 round keys (Uint32Array) of a key of 32 hex digits. */
 export function expandKey(hex) {
-  if (typeof hex !== 'string' || !/^[0-9a-fA-F]{32}$/.test(hex)) throw new RangeError('a key is 32 hex digits');
+  if (typeof hex !== 'string') throw new TypeError(`a key is a string of 32 hex digits, not ${typeof hex}`);
+  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new ShardidError('22023', 'a key is 32 hex digits');
   const w = [0, 8, 16, 24].map((i) => parseInt(hex.slice(i, i + 8), 16));
   const [l2, l1, l0, k0] = w;
   const k = new Uint32Array(ROUNDS);
@@ -287,7 +320,8 @@ export class PublicIds {
   #version(version) {
     this.#requireKeys();
     if (version === undefined || version === null) return this.#newest;
-    if (!Number.isInteger(version)) throw new TypeError(`a key version is an integer, not ${version}`);
+    if (typeof version !== 'number') throw new TypeError(`a key version is an integer, not ${typeof version}`);
+    if (!Number.isInteger(version)) throw new ShardidError('22P02', `key version ${version} is not an integer`);
     if (!this.#keys.has(version)) throw new ShardidError('22023', `key version ${version} is not configured`);
     return version;
   }
@@ -350,10 +384,7 @@ function idOut(key, v) {
   if (v === null || typeof v === 'string') return v;
   if (typeof v === 'bigint') return v.toString();
   if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) {
-      throw new RangeError(`ID field "${key}" holds the Number ${v}, which is not a safe integer ` +
-        '(|n| <= 2^53 - 1): it may have been rounded already; keep IDs as BigInt or strings');
-    }
+    if (!Number.isSafeInteger(v)) throw unsafeNumber(v, `the Number ${v} in ID field "${key}"`);
     return String(v);
   }
   throw new TypeError(`ID field "${key}" holds a ${typeof v}, not an ID`);
@@ -375,37 +406,47 @@ function walkOut(value, ids) {
 
 /** JSON.stringify with every BigInt written as a decimal string, and the
  * values of the ID keys (default ["id"]) as decimal strings; a Number there
- * that is not a safe integer is refused with a RangeError. */
+ * that is not a safe integer is refused (ShardidError 22003, or 22P02 if it
+ * is no integer). */
 export function stringify(value, { ids = ['id'], space } = {}) {
   return JSON.stringify(walkOut(value, new Set(ids)), null, space);
 }
 
+// A value under an ID key: a decimal string, or a bare number up to
+// 2^53 - 1, as BigInt in 0 to 2^63 - 1; refused (22P02 not a decimal
+// integer, 22003 out of range) by its text, and by its length before
+// BigInt sees it.
 function idIn(key, tok) {
-  // tok: { str } for a JSON string, { num } (source text) for a number, or a value
   let text;
   if (tok.kind === 'null') return null;
   if (tok.kind === 'string') {
     if (!/^-?(0|[1-9][0-9]*)$/.test(tok.value)) {
-      throw new SyntaxError(`ID field "${key}" holds "${tok.value}", not a decimal integer`);
+      throw new ShardidError('22P02', `ID field "${key}" holds "${quote(tok.value)}", not a decimal integer`);
     }
     text = tok.value;
   } else if (tok.kind === 'number') {
     if (!/^-?(0|[1-9][0-9]*)$/.test(tok.src)) {
-      throw new SyntaxError(`ID field "${key}" holds the number ${tok.src}, not an integer`);
+      throw new ShardidError('22P02', `ID field "${key}" holds the number ${quote(tok.src)}, not an integer`);
     }
     text = tok.src;
-    const n = BigInt(text);
-    if (n > SAFE || n < -SAFE) {
-      throw new RangeError(`ID field "${key}" holds the bare number ${text}, above 2^53 - 1: ` +
-        'a JSON reader may have rounded it; write IDs as strings');
+    // past 2^53 - 1 (16 digits or more) a reader may have rounded it
+    if (text.replace(/^-/, '').length > 16 || BigInt(text) > SAFE || BigInt(text) < -SAFE) {
+      throw new ShardidError('22003', `ID field "${key}" holds the bare number ${quote(text)}, above 2^53 - 1`,
+        'a JSON reader may have rounded it: write IDs as strings');
     }
   } else {
-    throw new SyntaxError(`ID field "${key}" holds a ${tok.kind}, not an ID`);
+    throw new ShardidError('22P02', `ID field "${key}" holds a ${tok.kind}, not an ID`);
   }
-  const v = BigInt(text);
-  if (v < 0n || v > MAX_ID) throw new RangeError(`ID field "${key}" holds ${v}, outside 0 to 2^63 - 1`);
+  const v = decimalBig(text, `ID field "${key}" holds a number`);
+  if (v < 0n || v > MAX_ID) throw new ShardidError('22003', `ID field "${key}" holds ${v}, outside 0 to 2^63 - 1`);
   return v;
 }
+
+// JSON nested deeper than this is refused (54001, as PostgreSQL refuses
+// JSON that exhausts its stack, and Python's json near its recursion
+// limit), rather than exhausting the call stack.
+const MAX_DEPTH = 1000;
+const NUMBER = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/y;
 
 /** JSON.parse that returns the values of the ID keys (default ["id"]:
  * decimal strings, or bare numbers up to 2^53 - 1) as BigInt, read from
@@ -413,8 +454,14 @@ function idIn(key, tok) {
 export function parse(text, { ids = ['id'] } = {}) {
   const idSet = new Set(ids);
   let i = 0;
+  let depth = 0;
   const fail = (what) => {
-    throw new SyntaxError(`JSON: ${what} at position ${i}`);
+    throw new ShardidError('22P02', `invalid input syntax for type json: ${what} at position ${i}`);
+  };
+  const deeper = () => {
+    if (++depth > MAX_DEPTH) {
+      throw new ShardidError('54001', `JSON nested deeper than ${MAX_DEPTH} levels at position ${i}`);
+    }
   };
   const ws = () => {
     while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
@@ -425,9 +472,10 @@ export function parse(text, { ids = ['id'] } = {}) {
     const c = text[i];
     if (c === '{') {
       i++;
+      deeper();
       const obj = {};
       ws();
-      if (text[i] === '}') { i++; return { kind: 'object', value: obj }; }
+      if (text[i] === '}') { i++; depth--; return { kind: 'object', value: obj }; }
       for (;;) {
         ws();
         if (text[i] !== '"') fail('expected a string key');
@@ -445,20 +493,21 @@ export function parse(text, { ids = ['id'] } = {}) {
         Object.defineProperty(obj, key, { value: v, writable: true, enumerable: true, configurable: true });
         ws();
         if (text[i] === ',') { i++; continue; }
-        if (text[i] === '}') { i++; return { kind: 'object', value: obj }; }
+        if (text[i] === '}') { i++; depth--; return { kind: 'object', value: obj }; }
         fail('expected "," or "}"');
       }
     }
     if (c === '[') {
       i++;
+      deeper();
       const items = [];
       ws();
-      if (text[i] === ']') { i++; return { kind: 'array', value: [], items }; }
+      if (text[i] === ']') { i++; depth--; return { kind: 'array', value: [], items }; }
       for (;;) {
         items.push(value());
         ws();
         if (text[i] === ',') { i++; continue; }
-        if (text[i] === ']') { i++; return { kind: 'array', value: items.map((t) => t.value), items }; }
+        if (text[i] === ']') { i++; depth--; return { kind: 'array', value: items.map((t) => t.value), items }; }
         fail('expected "," or "]"');
       }
     }
@@ -466,8 +515,9 @@ export function parse(text, { ids = ['id'] } = {}) {
       const s = string();
       return { kind: 'string', value: s };
     }
-    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i, i + 400));
-    if (m && m[0] !== '' && m[0] !== '-') {
+    NUMBER.lastIndex = i;
+    const m = NUMBER.exec(text);
+    if (m) {
       i += m[0].length;
       return { kind: 'number', value: Number(m[0]), src: m[0] };
     }
@@ -487,7 +537,12 @@ export function parse(text, { ids = ['id'] } = {}) {
       j++;
     }
     if (j >= text.length) fail('unterminated string');
-    const s = JSON.parse(text.slice(i, j + 1));
+    let s;
+    try {
+      s = JSON.parse(text.slice(i, j + 1));
+    } catch (e) {
+      return fail(`invalid string (${e.message})`);
+    }
     i = j + 1;
     return s;
   };

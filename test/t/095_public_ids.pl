@@ -19,15 +19,26 @@
 #     superuser's ALTER SYSTEM or SET carrying a key leaves no key in the
 #     log, while a plain role's statement that names the setting is
 #     logged as any other;
+#   - operators' mistakes with every statement and debug2 messages logged,
+#     in stderr, csvlog and jsonlog: key files that are not valid lists,
+#     then a reload (the postmaster's and the backends' syntax errors);
+#     mistyped ALTER SYSTEM, in a DO block too; SET, set_config(), ALTER
+#     DATABASE; a misspelt setting name; RAISE of keys and of the setting;
+#     a configured key pasted alone; auto_explain; bind parameters: no
+#     key's digits in any log, the rest of each message there;
+#   - who maps public IDs back: every role by default, the granted roles
+#     only after the REVOKE that docs/public-ids.md gives;
 #   - without shared_preload_libraries, the library loaded by a backend
 #     picks the keys up from the configuration file.
 
 use strict;
 use warnings;
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
@@ -221,6 +232,172 @@ like($log, qr/parameter "shardid.public_id_keys" changed$/m,
 	'the log says the setting changed');
 unlike($log, qr/$k1|$k2|$bad|deadbeef/i,
 	'no key, valid or not, is in the server log');
+
+# 5c. Operators' mistakes, with everything logged: every statement and
+# debug messages (the backends' reports of a reload too), in stderr,
+# csvlog and jsonlog, bind parameters whole, and errors verbose.  None of
+# them writes a key's digits into any of the logs.
+$node->append_conf('postgresql.conf', q{
+logging_collector = on
+log_destination = 'stderr,csvlog,jsonlog'
+log_directory = 'log'
+log_filename = 'server.log'
+log_min_messages = debug2
+log_error_verbosity = verbose
+log_parameter_max_length = -1
+log_parameter_max_length_on_error = -1
+});
+$node->restart;
+my $logdir = $node->data_dir . '/log';
+sub all_logs
+{
+	opendir my $dh, $logdir or die "$logdir: $!";
+	my $all = slurp_file($node->logfile);
+	$all .= slurp_file("$logdir/$_") for sort grep { /^server\./ } readdir $dh;
+	closedir $dh;
+	return $all;
+}
+sub wait_for_log
+{
+	my ($re) = @_;
+	for (1 .. 600)
+	{
+		return 1 if -e "$logdir/server.log" && slurp_file("$logdir/server.log") =~ $re;
+		usleep(100_000);
+	}
+	return 0;
+}
+
+# (1) The key file lacks a comma, then a reload: the postmaster, and every
+# backend at debug2, reports the syntax error near the second entry.  The
+# other ways to get a list wrong, too.  pg_file_settings, read before the
+# reload, names the file and the line, not the token.
+my $n_errors = 0;
+for my $wrong ("'1:$k1' '2:$k2'", "1:$k1, 2:$k2", "'1:$k1', 2:$k2'", "'1:$k1, 2:$k2")
+{
+	open my $fh, '>', $keyfile or die "$keyfile: $!";
+	print $fh "shardid.public_id_keys = $wrong\n";
+	close $fh;
+	is( $node->safe_psql('postgres', qq{
+			SELECT sourceline || ': ' || error FROM pg_file_settings
+			 WHERE sourcefile = '$keyfile' AND error IS NOT NULL}),
+		'1: syntax error',
+		"pg_file_settings reports a syntax error of list " . ($n_errors + 1) . " by its line, without the token");
+	$node->reload;
+	$n_errors++;
+	ok(wait_for_log(qr/(contains errors.*){$n_errors}/s), "the reload of list $n_errors is refused");
+}
+like(all_logs(), qr/LOG:  42601: syntax error in file "\Q$keyfile\E" line 1, near token "'2:<32 hex digits hidden>'"/,
+	"the postmaster's syntax error leaves the key out, and says where");
+like(all_logs(), qr/DEBUG:  42601: syntax error in file "\Q$keyfile\E" line 1, near token "'2:<32 hex digits hidden>'"/,
+	"and so does each backend's");
+is($node->safe_psql('postgres', 'SELECT key_version FROM shardid_public_keys()'),
+	'2', 'the keys in use are still the last valid ones');
+
+# (2) to (6): statements, a superuser's and a plain role's
+my @superuser = (
+	# (2) a mistyped ALTER SYSTEM: the syntax error quotes the token
+	"ALTER SYSTEM SET shardid.public_id_keys = '1:$k1' '2:$k2'",
+	# (3) a DO block running ALTER SYSTEM: the CONTEXT line quotes it
+	"DO \$\$ BEGIN EXECUTE 'ALTER SYSTEM SET shardid.public_id_keys = ''1:$k1'''; END \$\$",
+	"DO \$\$ BEGIN ALTER SYSTEM SET shardid.public_id_keys = '1:$k1, 2:$k2'; END \$\$",
+	"BEGIN; ALTER SYSTEM SET shardid.public_id_keys = '1:$k1'; COMMIT",
+	# SET, set_config, per database
+	"SET shardid.public_id_keys = '1:$k1, 2:$k2'",
+	"SELECT set_config('shardid.public_id_keys', '1:$k1', false)",
+	"ALTER DATABASE postgres SET shardid.public_id_keys = '2:$k2'",
+	# the setting's name mistyped, or the version left out
+	"ALTER SYSTEM SET shardid.public_id_kyes = '1:$k1, 2:$k2'",
+	"SET shardid.public_id_key = '2:$k2'",
+	"ALTER SYSTEM SET shardid.public_id_keys = '$k1'",
+	# RAISE, of a key and of the setting, in a DO block and in a function
+	"DO \$\$ BEGIN RAISE NOTICE 'the keys: %', '1:$k1, 2:$k2'; END \$\$",
+	"DO \$\$ BEGIN RAISE EXCEPTION 'not this one: %', '2:$k2'; END \$\$",
+	"CREATE FUNCTION leak_keys() RETURNS text LANGUAGE plpgsql AS \$\$ BEGIN "
+	  . "RAISE WARNING 'keys: %', current_setting('shardid.public_id_keys'); RETURN 'done'; END \$\$",
+	"SELECT leak_keys()",
+	# a key in a value that fails, and the configured key pasted alone
+	"SELECT ('1:' || '$k2')::int",
+	"SELECT '$k2'::int",
+	$k2,
+	# auto_explain, which logs the text of every statement it explains
+	"LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on; "
+	  . "SELECT '1:$k1' AS explained; DO \$\$ BEGIN PERFORM '2:$k2'; END \$\$",
+);
+$node->psql('postgres', $_) for @superuser;
+my @plain = (
+	"SET shardid.public_id_kyes = '1:$k1'",
+	"ALTER SYSTEM SET shardid.public_id_keys = '1:$k1, 2:$k2'",
+	"SELECT '1:$k1, 2:$k2' AS pasted, 'plain_role_rest' AS rest",
+);
+$node->psql('postgres', $_, extra_params => [ '-U', 'app' ]) for @plain;
+# bind parameters, by psycopg (the extended protocol): in the log line of
+# each statement and in the context of an error
+my $py = q{
+import sys, psycopg
+for user in ("postgres", "app"):
+    with psycopg.connect(sys.argv[1], user=user, autocommit=True) as c:
+        for q, p in (("SELECT set_config(%s, %s, false)", ("shardid.public_id_keys", "1:" + sys.argv[2])),
+                     ("SELECT %s::int", ("2:" + sys.argv[3],)),
+                     ("SELECT %s::text AS bound", ("1:" + sys.argv[2],))):
+            try:
+                c.execute(q, p)
+            except psycopg.Error:
+                pass
+};
+my ($pyout, $pyerr) = ('', '');
+IPC::Run::run([ '/usr/bin/python3', '-c', $py, $node->connstr('postgres'), $k1, $k2 ],
+	'>', \$pyout, '2>', \$pyerr);
+is($pyerr, '', 'the statements with bind parameters ran') or diag $pyerr;
+$node->safe_psql('postgres', "SELECT 'end of the mistakes'");
+ok(wait_for_log(qr/end of the mistakes/), 'the log has every mistake');
+
+my $all = all_logs();
+unlike($all, qr/$k1|$k2/i, 'no key is in the stderr log, the csvlog or the jsonlog');
+ok(-s "$logdir/server.csv" && -s "$logdir/server.json", 'csvlog and jsonlog were written');
+like(slurp_file("$logdir/server.json"), qr/hex digits hidden/, 'the jsonlog holds the rewritten messages');
+like($all, qr/CONTEXT:  SQL statement "ALTER SYSTEM SET shardid.public_id_keys = '1:<32 hex digits hidden>'"/,
+	"the DO block's CONTEXT line is there, without the key");
+like($all, qr/ERROR:  42601: syntax error at or near "'2:<32 hex digits hidden>'"/,
+	"the mistyped ALTER SYSTEM's error is there, without the key");
+like($all, qr/NOTICE:  00000: the keys: 1:<32 hex digits hidden>, 2:<32 hex digits hidden>/,
+	'a RAISE of the keys is there, without them');
+like($all, qr/WARNING:  01000: keys: 2:<32 hex digits hidden>/,
+	'a RAISE of the setting in a function too');
+like($all, qr/statement: SELECT '1:<32 hex digits hidden>, 2:<32 hex digits hidden>' AS pasted, 'plain_role_rest' AS rest/,
+	"a plain role's statement is logged, its keys hidden and the rest whole");
+like($all, qr/DETAIL:  parameters: \$1 = 'shardid.public_id_keys', \$2 = '1:<32 hex digits hidden>'/,
+	'bind parameters are logged, the key hidden');
+like($all, qr/Query Text: SELECT '1:<32 hex digits hidden>' AS explained/,
+	"auto_explain's query text too");
+unlike($all, qr/STATEMENT:  [^\n]*(hex digits hidden|\Q$k2\E)/i,
+	'no STATEMENT line of a statement with a key');
+
+# a valid key file again
+ok(set_keys("2:$k2", 'SELECT count(*) FROM shardid_public_keys()', '1'),
+	'the corrected key file is loaded');
+
+# 7. Who maps public IDs back: every role by default; after the REVOKE of
+# docs/public-ids.md, the roles granted the functions only.
+$node->safe_psql('postgres', 'CREATE ROLE reporting LOGIN');
+is( $node->safe_psql('postgres', "SELECT shardid_private('$pub2')", extra_params => [ '-U', 'reporting' ]),
+	$id, 'by default every role maps a public ID back to its ID');
+$node->safe_psql('postgres', q{
+	REVOKE EXECUTE ON FUNCTION shardid_private(text), shardid_private_bigint(bigint, integer),
+	    shardid_public(bigint), shardid_public(bigint, integer), shardid_public_bigint(bigint, integer)
+	  FROM PUBLIC;
+	GRANT EXECUTE ON FUNCTION shardid_private(text), shardid_public(bigint) TO app;});
+for my $call ("shardid_private('$pub2')", "shardid_private_bigint(1, 2)", "shardid_public($id)",
+	"shardid_public($id, 2)", "shardid_public_bigint($id, 2)")
+{
+	like(sql_error($node, "SET ROLE reporting; SELECT $call"), qr/^42501: permission denied for function/,
+		"after the REVOKE, another role may not call $call");
+}
+is( $node->safe_psql('postgres', "SELECT shardid_private('$pub2'), shardid_public($id)",
+		extra_params => [ '-U', 'app' ]),
+	"$id|$pub2", 'the role granted them maps public IDs both ways');
+is( $node->safe_psql('postgres', 'SELECT count(*) FROM shardid_public_keys()', extra_params => [ '-U', 'reporting' ]),
+	'1', 'and shardid_public_keys() (fingerprints only) stays open to every role');
 $node->stop;
 
 # 6. Not preloaded: the library, loaded by a backend, finds the keys the

@@ -12,13 +12,17 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 PROG = "shardid-fleet"
 MAX_SHARD = 8191
 NSHARDS = MAX_SHARD + 1
-# advisory lock class of shardid-fleet on the router: "SHFL" in ASCII
-LOCK_CLASS = 0x5348464C
-# advisory lock class of the router's gate: "SHFG".  A move holds it, per
-# cluster, for the moment its fence and switch take; every PL/Proxy call of
-# the cluster passes through it (plproxy.get_cluster_version), so calls wait
-# there and then go to the shard's new server.
-GATE_CLASS = 0x53484647
+# The router's gate and the tool's run lock: per PL/Proxy cluster, a table
+# named after the cluster in this schema, which no role but its owner may
+# use (so no other role can name the table to lock it).  Every PL/Proxy
+# call of the cluster passes the gate in plproxy.get_cluster_version
+# (ROW SHARE, given back at once); a move holds it (EXCLUSIVE) for the
+# moment its fence and switch take, so calls wait there and then go to the
+# shard's new server.  A run of router or move holds SHARE UPDATE
+# EXCLUSIVE for its whole run: one run at a time, and calls never wait
+# for it.  (shardid-fleet of shardid 1.2 and before used advisory locks,
+# which any role can take.)
+GATE_SCHEMA = "shardid_fleet_gate"
 # the trigger function whose presence marks a shard's schema as fenced by
 # a move on its old server (every write there fails with 40001)
 FENCE_TRIGGER_FUNCTION = "shardid_fleet_moved"

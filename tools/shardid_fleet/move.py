@@ -9,12 +9,12 @@ import psycopg
 from psycopg import sql
 
 from .common import (
-    FENCE_TRIGGER_FUNCTION, FINAL, GATE_CLASS, FleetError, MAX_SHARD, STEPS, kill_point, mask, out,
+    FENCE_TRIGGER_FUNCTION, FINAL, FleetError, MAX_SHARD, STEPS, kill_point, mask, out,
     pgerr, plural, same_server, shard_schema, show_conn, strip_secrets, warn)
 from .fleetmap import load_map, write_map_atomically
 from .conn import (
     connect, extension_info, incoming_marker, one, rows, run_pg, shard_tables, trusted_roles)
-from .router import load_map_into_router, router_current_map
+from .router import gate_kind, gate_table, load_map_into_router, router_current_map
 
 
 #
@@ -41,14 +41,56 @@ FENCE_FUNCTION_DDL = """
     $fn$"""
 
 
+# What any role that can connect may hold on a data server's catalogs:
+# parse analysis takes a lock on every relation a statement names before
+# privileges are checked, so a PREPAREd SELECT ... FOR UPDATE or DELETE
+# holds ROW SHARE or ROW EXCLUSIVE on pg_replication_origin (a catalog
+# shared by every database of the server) for as long as its transaction
+# lasts.  Creating and dropping a subscription take EXCLUSIVE on it, so the
+# tool waits for those at most --lock-timeout and then names the sessions.
+def lock_holders(conn, relation, weakest=None):
+    """'role "mallory" (pid 1671, database "app") holds RowShareLock', ...:
+    the other sessions that hold a lock on relation (in weakest or a
+    stronger mode), in any database"""
+    modes = ["AccessShareLock", "RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareLock",
+             "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"]
+    want = modes[modes.index(weakest):] if weakest else modes
+    return ['role "%s" (pid %d, database "%s") holds %s' % r for r in rows(conn, """
+        SELECT COALESCE(a.usename::pg_catalog.text, '?'::pg_catalog.text), l.pid,
+               COALESCE(a.datname::pg_catalog.text, '?'::pg_catalog.text), l.mode
+          FROM pg_catalog.pg_locks AS l
+          LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid OPERATOR(pg_catalog.=) l.pid
+         WHERE l.locktype OPERATOR(pg_catalog.=) 'relation' AND l.granted
+           AND l.relation OPERATOR(pg_catalog.=) %s::pg_catalog.regclass
+           AND l.mode OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.text[])
+           AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+         ORDER BY 2, 4""", (relation, want))]
+
+
+def lock_waits(conn, backend_type_pattern):
+    """'pid 4242 waits for role "mallory" (pid 1671)', ...: backends of the
+    given type (a LIKE pattern) that wait for a lock, and who holds it"""
+    return ['pid %d waits for role "%s" (pid %d)' % r for r in rows(conn, """
+        SELECT w.pid, COALESCE(b.usename::pg_catalog.text, '?'::pg_catalog.text), b.pid
+          FROM pg_catalog.pg_stat_activity AS w
+         CROSS JOIN LATERAL pg_catalog.unnest(pg_catalog.pg_blocking_pids(w.pid)) AS x(pid)
+          JOIN pg_catalog.pg_stat_activity AS b ON b.pid OPERATOR(pg_catalog.=) x.pid
+         WHERE w.backend_type OPERATOR(pg_catalog.~~) %s
+           AND w.wait_event_type OPERATOR(pg_catalog.=) 'Lock'
+         ORDER BY 1, 3""", (backend_type_pattern,))]
+
+
 class Move:
     """One move of a logical shard, driven from the state the router
     records.  Every step can be taken again: each first looks at what is
     already there."""
 
-    def __init__(self, a, router, row, conns=None):
+    def __init__(self, a, router, row, conns=None, lock=None):
         self.a = a
         self.R = router
+        # the session on the router that holds the run lock (in a
+        # transaction of its own for the whole run), and the gate when shut
+        self.L = lock
         self.__dict__.update(row)
         # the router records the connection strings without their secrets;
         # the tool connects with those the operator gave (or the map file's)
@@ -56,7 +98,7 @@ class Move:
         self.nsp = shard_schema(self.shard)
         self.name = "shardid_%04d_%s" % (self.shard, self.token)
         self._S = self._T = None
-        self._gate = None
+        self._gate = False
         self._gate_warned = False
         self.max_wait = a.max_clock_wait
         self.lock_timeout = a.lock_timeout
@@ -206,6 +248,7 @@ class Move:
             raise FleetError('schema %s exists on the new server "%s" and is not this move\'s copy; '
                              "drop it there, or --abort" % (self.nsp, show_conn(self.target)))
         if oid is None:
+            self.check_pg_settings_lock()
             code, dump, errtext = run_pg("pg_dump", self.source,
                                         ["--schema-only", "--no-tablespaces", "--no-subscriptions",
                                          "--no-publications", "--schema", '"%s"' % self.nsp])
@@ -227,6 +270,31 @@ class Move:
         out("  1. schema %s copied to the new server (%s)"
             % (self.nsp, plural(len(shard_tables(self.T, self.nsp)), "table")))
 
+    def check_pg_settings_lock(self):
+        """pg_dump reads pg_catalog.pg_settings, which any role may lock in
+        ACCESS EXCLUSIVE mode while PUBLIC has UPDATE on it (PostgreSQL's
+        default): pg_dump would wait for that role's transaction to end.
+        Refuse instead, naming the session."""
+        held = rows(self.S, """
+            SELECT l.pid, COALESCE(a.usename::pg_catalog.text, '?'::pg_catalog.text), l.granted
+              FROM pg_catalog.pg_locks AS l
+              LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid OPERATOR(pg_catalog.=) l.pid
+             WHERE l.locktype OPERATOR(pg_catalog.=) 'relation'
+               AND l.database OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database AS d
+                                WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+               AND l.relation OPERATOR(pg_catalog.=) 'pg_catalog.pg_settings'::pg_catalog.regclass
+               AND l.mode OPERATOR(pg_catalog.=) 'AccessExclusiveLock'
+             ORDER BY 1""")
+        if held:
+            raise FleetError("pg_dump of %s on the old server would wait: %s ACCESS EXCLUSIVE on "
+                             "pg_catalog.pg_settings, which pg_dump reads"
+                             % (self.nsp, ", ".join('role "%s" (pid %d) %s' % (u, pid, "holds" if g else "waits for")
+                                                    for pid, u, g in held))
+                             + "\nDETAIL: Any role may lock pg_settings so while PUBLIC has UPDATE on it, "
+                               "as it has by default."
+                             + "\nHINT: End that transaction (pg_terminate_backend), then move --resume; and keep "
+                               "it from happening again: REVOKE UPDATE ON pg_catalog.pg_settings FROM PUBLIC;")
+
     def do_publication(self):
         r = self.S.execute("SELECT p.oid, p.pubowner, p.pubviaroot FROM pg_catalog.pg_publication AS p "
                            "WHERE p.pubname OPERATOR(pg_catalog.=) %s", (self.name,)).fetchone()
@@ -242,6 +310,18 @@ class Move:
         have = one(self.S, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_replication_slots AS s "
                            "WHERE s.slot_name OPERATOR(pg_catalog.=) %s", (self.name,))
         if not have:
+            # the slot waits until every transaction that has written on the
+            # old server (any role's) has ended: say which, if any has run
+            # for a while
+            for pid, user, since in rows(self.S, """
+                    SELECT a.pid, COALESCE(a.usename::pg_catalog.text, '?'::pg_catalog.text), a.xact_start
+                      FROM pg_catalog.pg_stat_activity AS a
+                     WHERE a.backend_xid IS NOT NULL AND a.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid()
+                       AND a.xact_start OPERATOR(pg_catalog.<)
+                           (pg_catalog.now() OPERATOR(pg_catalog.-) '1 s'::pg_catalog.interval)
+                     ORDER BY a.xact_start"""):
+                out("     the slot waits for the transaction of role \"%s\" (pid %d, since %s) on the old server"
+                    % (user, pid, since))
             self.S.execute("SELECT pg_catalog.pg_create_logical_replication_slot(%s, 'pgoutput')", (self.name,))
         out("  3. replication slot %s on the old server" % self.name)
 
@@ -261,9 +341,9 @@ class Move:
             # 15 they run as the subscription's owner; preflight refuses a
             # shard whose tables carry code of a role the tool does not trust.
             as_owner = sql.SQL(", run_as_owner = false") if self.T.info.server_version >= 160000 else sql.SQL("")
-            self.T.execute(sql.SQL("CREATE SUBSCRIPTION {} CONNECTION {} PUBLICATION {} "
-                                   "WITH (create_slot = false, slot_name = {}, copy_data = true, "
-                                   "streaming = false, enabled = true{})").format(
+            self.subscription_ddl(sql.SQL("CREATE SUBSCRIPTION {} CONNECTION {} PUBLICATION {} "
+                                          "WITH (create_slot = false, slot_name = {}, copy_data = true, "
+                                          "streaming = false, enabled = true{})").format(
                 sql.Identifier(self.name), sql.Literal(self.publisher), sql.Identifier(self.name),
                 sql.Literal(self.name), as_owner))
             r = self.T.execute("SELECT s.oid, s.subenabled FROM pg_catalog.pg_subscription AS s "
@@ -272,6 +352,25 @@ class Move:
             self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} ENABLE").format(sql.Identifier(self.name)))
         self.record(subscription_oid=r[0])
         out("  4. subscription %s on the new server, copying the data" % self.name)
+
+    def subscription_ddl(self, stmt):
+        """CREATE or DROP SUBSCRIPTION on the new server, waiting at most
+        --lock-timeout for the lock on pg_replication_origin (see
+        lock_holders)"""
+        self.T.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)",
+                       ("%dms" % int(self.lock_timeout * 1000),))
+        try:
+            self.T.execute(stmt)
+        except psycopg.errors.LockNotAvailable as e:
+            held = lock_holders(self.T, "pg_catalog.pg_replication_origin", "RowShareLock")
+            raise FleetError("%s on the new server waited %g s for a lock on pg_catalog.pg_replication_origin "
+                             "(%s); run move --resume (or --abort) once they are gone"
+                             % (stmt.as_string(self.T).split(" ")[0] + " SUBSCRIPTION", self.lock_timeout,
+                                "; ".join(held) or pgerr(e).split("\n")[0])
+                             + "\nDETAIL: Any role that can connect to a database of that server can hold such "
+                               "a lock for as long as its transaction lasts, through a statement it prepares.")
+        finally:
+            self.T.execute("SELECT pg_catalog.set_config('lock_timeout', '0', false)")
 
     def lag(self):
         """(tables not yet synchronized, bytes the slot is behind)"""
@@ -330,8 +429,11 @@ class Move:
                 warn("the subscription on the new server has reported %d errors; see its server log" % (errs - errors0))
                 errors0 = errs
             if now - last_report >= 10:
-                out("     ... %s to copy, %d kB behind (%d s)" % (plural(pending, "table"), (behind or 0) // 1024,
-                                                                   now - t0))
+                waits = (["on the new server: " + w for w in lock_waits(self.T, "logical replication%")]
+                         + ["on the old server: " + w for w in lock_waits(self.S, "walsender")])
+                out("     ... %s to copy, %d kB behind (%d s)%s"
+                    % (plural(pending, "table"), (behind or 0) // 1024, now - t0,
+                       "; a replication worker waits for a lock: " + "; ".join(waits) if waits else ""))
                 last_report = now
             time.sleep(0.05 if pending else 0.01)
         out("  5. data copied and caught up (%.1f s)" % (time.monotonic() - t0))
@@ -462,7 +564,7 @@ class Move:
                 behind = one(self.T, "SELECT %s OPERATOR(pg_catalog.-) pg_catalog.floor(EXTRACT(epoch FROM "
                                      "pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8",
                              (fence_ms,))
-                reopened = behind >= GATE_MAX_CLOCK_WAIT_MS and self._gate is not None
+                reopened = behind >= GATE_MAX_CLOCK_WAIT_MS and self._gate
                 if reopened:
                     # a long wait: the gate opens meanwhile, so that calls for
                     # the other shards go on; those for this shard wait for
@@ -520,41 +622,52 @@ class Move:
     # --- the router's gate
 
     def gate_close(self):
-        """Hold the router's gate of the cluster: every PL/Proxy call of the
+        """Shut the router's gate of the cluster: every PL/Proxy call of the
         cluster waits in plproxy.get_cluster_version until gate_open().  The
-        lock is the session's: it goes with the connection, also when the
-        tool is killed."""
-        if self._gate is not None:
+        lock (EXCLUSIVE on the cluster's gate table) is taken in a savepoint
+        of the run lock's transaction, so gate_open() gives it back alone;
+        it goes with the session, also when the tool is killed."""
+        if self._gate:
             return True
-        if not one(self.R, """
-                SELECT pg_catalog.strpos(p.prosrc, 'pg_advisory_lock_shared') OPERATOR(pg_catalog.>) 0
-                  FROM pg_catalog.pg_proc AS p
-                 WHERE p.oid OPERATOR(pg_catalog.=)
-                       pg_catalog.to_regprocedure('plproxy.get_cluster_version(pg_catalog.text)')"""):
+        kind = gate_kind(self.R)
+        if kind != "table" or self.L is None:
             if not self._gate_warned:
-                warn("the router's plproxy.get_cluster_version has no gate (made by an older shardid-fleet): "
-                     "writes on their way to the old server during the switch fail with 40001; "
-                     "run shardid-fleet router to update it")
+                warn("the router's plproxy.get_cluster_version has no gate %s: writes on their way to the old "
+                     "server during the switch fail with 40001; run shardid-fleet router to update it"
+                     % ("that only shardid-fleet can take (made by an older shardid-fleet, its gate is an "
+                        "advisory lock, which any role can hold)" if kind == "advisory"
+                        else "(made by an older shardid-fleet)"))
                 self._gate_warned = True
             return False
-        G = connect(self.R.fleet_dsn, "the router")
+        L = self.L
+        L.execute("SAVEPOINT shardid_fleet_gate")
         try:
-            G.execute("SELECT pg_catalog.set_config('lock_timeout', %s, false)",
+            L.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)",
                       ("%dms" % int(self.lock_timeout * 1000),))
-            G.execute("SELECT pg_catalog.pg_advisory_lock(%s, pg_catalog.hashtext(%s))",
-                      (GATE_CLASS, self.cluster))
+            L.execute(sql.SQL("LOCK TABLE ONLY {} IN EXCLUSIVE MODE").format(gate_table(self.cluster)))
         except BaseException:
-            G.close()
+            self._gate_rollback()
             raise
-        self._gate = G
+        self._gate = True
         self.gate_closed_at = time.monotonic()
         return True
 
     def gate_open(self):
-        G, self._gate = self._gate, None
-        if G is not None:
+        if self._gate:
+            self._gate = False
+            self._gate_rollback()
+
+    def _gate_rollback(self):
+        """Roll back to the savepoint the gate was shut in, which releases
+        that lock and keeps the run lock.  If that fails, the session is
+        closed (which releases both): the gate must not stay shut, and a
+        later step that needs the session fails."""
+        try:
+            self.L.execute("ROLLBACK TO SAVEPOINT shardid_fleet_gate")
+            self.L.execute("RELEASE SAVEPOINT shardid_fleet_gate")
+        except BaseException:
             try:
-                G.close()
+                self.L.close()
             except Exception:
                 pass
 
@@ -586,7 +699,7 @@ class Move:
             kill_point("before:switched")
             self.record(state="switched", paused_ms=paused)
         # calls waiting at the gate now read the new map
-        gated = self._gate is not None
+        gated = self._gate
         if gated:
             self.gate_open()
             gated = int((time.monotonic() - self.gate_closed_at) * 1000)
@@ -605,7 +718,7 @@ class Move:
             if r[2] is not None:
                 self.T.execute(sql.SQL("ALTER SUBSCRIPTION {} SET (slot_name = NONE)").format(
                     sql.Identifier(self.name)))
-            self.T.execute(sql.SQL("DROP SUBSCRIPTION {}").format(sql.Identifier(self.name)))
+            self.subscription_ddl(sql.SQL("DROP SUBSCRIPTION {}").format(sql.Identifier(self.name)))
         # the main slot and the table synchronization slots
         sync = "^pg_%d_sync_" % sub_oid if sub_oid is not None else "^$"
         t0 = time.monotonic()

@@ -9,13 +9,13 @@ import psycopg
 from psycopg import sql
 
 from .common import (
-    FINAL, FleetError, LOCK_CLASS, MAX_SHARD, NSHARDS, PROG, kill_point, mask, out, pgerr, ranges,
+    FINAL, FleetError, MAX_SHARD, NSHARDS, PROG, kill_point, mask, out, pgerr, ranges,
     same_server, shard_schema, show_conn, strip_secrets)
 from .fleetmap import MapLock, load_map, probe_map_writable
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, one, pg_program, rows,
     shard_tables, trusted_roles)
-from .router import check_router, router_current_map, unfinished_move
+from .router import check_router, ensure_gate, router_current_map, take_run_lock, unfinished_move
 from .move import Move
 
 
@@ -326,12 +326,20 @@ def cmd_move(a):
     fm = load_map(a.mapfile)
     MapLock(a.mapfile)
     R = connect(a.router_conn, "router")
-    check_router(R)
-    # one shardid-fleet at a time on the cluster's moves; released when the
-    # tool exits, however it exits
-    if not one(R, "SELECT pg_catalog.pg_try_advisory_lock(%s, pg_catalog.hashtext(%s))", (LOCK_CLASS, a.cluster)):
-        raise FleetError('another shardid-fleet run is working on cluster "%s" of router "%s"'
-                         % (a.cluster, show_conn(a.router_conn)))
+    trusted = check_router(R)
+    # one shardid-fleet at a time on the cluster's moves: the run lock on
+    # the cluster's gate, held by a session of its own in a transaction
+    # that lasts the whole run (the move's gate is taken there too), and
+    # released when the tool exits, however it exits.  A router set up by
+    # an older shardid-fleet gets its gate here.
+    if router_current_map(R, a.cluster)[0] is None:
+        raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
+                         % (show_conn(a.router_conn), a.cluster))
+    with R.transaction():
+        ensure_gate(R, a.cluster, trusted)
+    L = connect(a.router_conn, "the router")
+    L.autocommit = False
+    take_run_lock(L, a.cluster)
     shard = None
     if a.shard is not None:
         if not re.fullmatch(r"[0-9]+", a.shard) or int(a.shard) > MAX_SHARD:
@@ -360,7 +368,7 @@ def cmd_move(a):
                                                   or same_server(fm.owner[n], row["target"])))]
         if differ:
             raise FleetError("the map file and the router's map disagree on logical shards %s" % ranges(differ))
-        mv = Move(a, R, row, resume_conns(a, fm, row))
+        mv = Move(a, R, row, resume_conns(a, fm, row), L)
         mv.check_row(owner)
         if a.drop and not mv.drop_retired:
             mv.record(drop_retired=True)
@@ -415,7 +423,7 @@ def cmd_move(a):
         raise FleetError('another move of cluster "%s" is unfinished' % a.cluster)
     row.update(id=mid, retired_schema=None, target_schema_oid=None, subscription_oid=None)
     kill_point("after:prepared")
-    mv = Move(a, R, row, conns)
+    mv = Move(a, R, row, conns, L)
     try:
         mv.run()
     except (FleetError, psycopg.Error, KeyboardInterrupt) as e:

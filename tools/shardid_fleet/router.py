@@ -2,10 +2,11 @@
 
 import os
 
+import psycopg
 from psycopg import sql
 
 from .common import (
-    FLEET_SCHEMA, FleetError, GATE_CLASS, LOCK_CLASS, MARKER, NSHARDS, out, plural, ranges, show_conn, warn)
+    FLEET_SCHEMA, FleetError, GATE_SCHEMA, MARKER, NSHARDS, out, plural, ranges, show_conn, warn)
 from .fleetmap import FleetMap, MapLock, load_map
 from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
@@ -65,7 +66,7 @@ PLPROXY_FUNCS = {
     "get_cluster_version(text)": sql.SQL("""
         {} FUNCTION plproxy.get_cluster_version(cluster_name pg_catalog.text)
         RETURNS pg_catalog.int4
-        LANGUAGE plpgsql VOLATILE
+        LANGUAGE plpgsql VOLATILE SECURITY DEFINER
         SET search_path = pg_catalog, pg_temp
         AS $fn$
         DECLARE
@@ -73,21 +74,31 @@ PLPROXY_FUNCS = {
         BEGIN
             -- the gate: while a move of the cluster fences and switches a
             -- shard (tens of milliseconds), calls wait here, and then read
-            -- the new map.  Taken and given back in one expression, so no
-            -- call keeps it; the move holds it exclusively.  VOLATILE, so
-            -- that the version below is read with a snapshot taken after
-            -- the wait, not the calling statement's (STABLE would route a
-            -- call that waited by the old map).
-            BEGIN
-                PERFORM pg_catalog.pg_advisory_lock_shared({gate}, pg_catalog.hashtext(cluster_name)),
-                        pg_catalog.pg_advisory_unlock_shared({gate}, pg_catalog.hashtext(cluster_name));
-            EXCEPTION WHEN lock_not_available THEN
-                RAISE EXCEPTION USING
-                    ERRCODE = 'serialization_failure',
-                    MESSAGE = pg_catalog.format('a logical shard of PL/Proxy cluster "%s" is being moved by shardid-fleet', cluster_name),
-                    DETAIL = 'This session''s lock_timeout ran out while the move switched the router.',
-                    HINT = 'Retry the transaction.';
-            END;
+            -- the new map.  The gate is a table that only its owner (the
+            -- owner of this SECURITY DEFINER function) may use: no other
+            -- role can lock it.  A call takes it in ROW SHARE mode, which
+            -- only the move's EXCLUSIVE hold conflicts with, and gives it
+            -- back at once: a rolled-back subtransaction releases the locks
+            -- it took, so no call keeps it.  VOLATILE, so that the version
+            -- below is read with a snapshot taken after the wait, not the
+            -- calling statement's (STABLE would route a call that waited by
+            -- the old map).
+            IF pg_catalog.octet_length(cluster_name) OPERATOR(pg_catalog.<=)
+               pg_catalog.current_setting('max_identifier_length')::pg_catalog.int4 THEN
+                BEGIN
+                    EXECUTE pg_catalog.format('LOCK TABLE ONLY {gate}.%I IN ROW SHARE MODE', cluster_name);
+                    RAISE SQLSTATE 'SHFG0';
+                EXCEPTION
+                    -- passed (or the cluster has no gate: the lookup below decides)
+                    WHEN SQLSTATE 'SHFG0' OR undefined_table THEN NULL;
+                    WHEN lock_not_available THEN
+                        RAISE EXCEPTION USING
+                            ERRCODE = 'serialization_failure',
+                            MESSAGE = pg_catalog.format('a logical shard of PL/Proxy cluster "%s" is being moved by shardid-fleet', cluster_name),
+                            DETAIL = 'This session''s lock_timeout ran out while the move switched the router.',
+                            HINT = 'Retry the transaction.';
+                END;
+            END IF;
             SELECT c.version INTO v FROM shardid_fleet.cluster AS c
              WHERE c.name OPERATOR(pg_catalog.=) cluster_name;
             IF v IS NULL THEN
@@ -197,9 +208,142 @@ def router_objects(conn, trusted):
                 if comment != MARKER:
                     problems.append("function plproxy.%s is PL/Proxy configuration of its own, "
                                     "not shardid-fleet's" % sig)
+    problems += gate_objects(conn, trusted)
     # types, operators and the rest (relations and functions are above)
     problems += untrusted_objects(conn, [FLEET_SCHEMA, "plproxy"], trusted, skip=("pg_class", "pg_proc"))
+    problems += untrusted_objects(conn, [GATE_SCHEMA], trusted, skip=("pg_class",))
     return problems
+
+
+#
+# The gate and the run lock: a table per cluster in schema
+# shardid_fleet_gate (common.GATE_SCHEMA), which only trusted roles may use
+#
+
+# how long a run waits for another run's lock on the cluster before it
+# says so (the lock is only ever held for longer by another run)
+RUN_LOCK_WAIT_MS = 2000
+
+
+def gate_table(cluster):
+    return sql.Identifier(GATE_SCHEMA, cluster)
+
+
+def gate_objects(conn, trusted):
+    """What makes schema shardid_fleet_gate unfit to hold the gates: a role
+    other than a trusted one that may use it (it could then lock a gate by
+    name, even without a privilege on the table: parse analysis of a
+    PREPAREd statement locks the tables it names), any relation in it that
+    is not a plain table owned by a trusted role, a privilege on one
+    granted to another role, or a trigger, rule or policy on one."""
+    info = schema_info(conn, GATE_SCHEMA)
+    if info is None:
+        return []
+    check_schema_trusted(conn, GATE_SCHEMA, trusted, "shardid-fleet's gates")
+    problems = []
+    for grantee, name, privs in rows(conn, """
+            SELECT a.grantee, CASE a.grantee WHEN 0 THEN 'PUBLIC'
+                              ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+                   pg_catalog.string_agg(a.privilege_type, ', ' ORDER BY a.privilege_type)
+              FROM pg_catalog.pg_namespace AS n, pg_catalog.aclexplode(n.nspacl) AS a
+             WHERE n.oid OPERATOR(pg_catalog.=) %s AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
+             GROUP BY 1, 2 ORDER BY 2""", (info[0],)):
+        if grantee not in trusted:
+            problems.append("schema %s lets %s use it (%s): only shardid-fleet may lock the gates in it; "
+                            "REVOKE ALL ON SCHEMA %s FROM %s;" % (GATE_SCHEMA, name, privs, GATE_SCHEMA, name))
+    for relname, relkind, owner, owner_name, grants in rows(conn, """
+            SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text, c.relowner,
+                   pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
+                   ARRAY(SELECT DISTINCT a.grantee FROM pg_catalog.aclexplode(c.relacl) AS a
+                          WHERE a.grantee OPERATOR(pg_catalog.<>) c.relowner)
+              FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
+               AND c.relkind OPERATOR(pg_catalog.<>) ALL ('{i,I}'::pg_catalog."char"[])
+             ORDER BY 1""", (info[0],)):
+        what = "relation %s.%s" % (GATE_SCHEMA, relname)
+        if owner not in trusted:
+            problems.append('%s is owned by role "%s"' % (what, owner_name))
+        elif relkind != "r":
+            problems.append("%s is not a plain table" % what)
+        elif any(g not in trusted for g in grants):
+            problems.append("%s grants privileges to roles other than its owner" % what)
+    for what, name in rows(conn, """
+            SELECT 'trigger', pg_catalog.format('%%s on %%s', t.tgname, t.tgrelid::pg_catalog.regclass)
+              FROM pg_catalog.pg_trigger AS t JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) t.tgrelid
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND NOT t.tgisinternal
+            UNION ALL
+            SELECT 'rule', pg_catalog.format('%%s on %%s', r.rulename, r.ev_class::pg_catalog.regclass)
+              FROM pg_catalog.pg_rewrite AS r JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) r.ev_class
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relkind OPERATOR(pg_catalog.=) 'r'
+            UNION ALL
+            SELECT 'policy', pg_catalog.format('%%s on %%s', p.polname, p.polrelid::pg_catalog.regclass)
+              FROM pg_catalog.pg_policy AS p JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) p.polrelid
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
+             ORDER BY 1, 2""", (info[0], info[0], info[0])):
+        problems.append("%s %s" % (what, name))
+    return problems
+
+
+def ensure_gate(conn, cluster, trusted):
+    """The cluster's gate, inside the caller's transaction: schema
+    shardid_fleet_gate and a table named after the cluster, created if
+    missing, with no privilege for any role but their owner; checked
+    again once made (default privileges could have granted some)."""
+    limit = one(conn, "SELECT pg_catalog.current_setting('max_identifier_length')::pg_catalog.int4")
+    if len(cluster.encode("utf-8")) > limit:
+        raise FleetError('the name of PL/Proxy cluster "%s" is longer than %d bytes: shardid-fleet names the '
+                         "cluster's gate on the router after it; nothing was changed" % (cluster, limit))
+    made = False
+    if schema_info(conn, GATE_SCHEMA) is None:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(GATE_SCHEMA)))
+        conn.execute(sql.SQL("REVOKE ALL ON SCHEMA {} FROM PUBLIC").format(sql.Identifier(GATE_SCHEMA)))
+        conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(GATE_SCHEMA), sql.Literal(
+            "shardid-fleet: the router's gate and run lock of each PL/Proxy cluster; no other role may use it")))
+        made = True
+    if one(conn, "SELECT pg_catalog.to_regclass(%s) IS NULL", (gate_table(cluster).as_string(conn),)):
+        conn.execute(sql.SQL("CREATE TABLE {} ()").format(gate_table(cluster)))
+        conn.execute(sql.SQL("REVOKE ALL ON TABLE {} FROM PUBLIC").format(gate_table(cluster)))
+        conn.execute(sql.SQL("COMMENT ON TABLE {} IS {}").format(gate_table(cluster), sql.Literal(
+            'shardid-fleet: the gate of PL/Proxy cluster "%s" (locked by plproxy.get_cluster_version and '
+            "shardid-fleet only)" % cluster)))
+        made = True
+    if made:
+        problems = gate_objects(conn, trusted)
+        if problems:
+            raise FleetError('router "%s": the gate shardid-fleet made is not its own alone; nothing was '
+                             "changed:\n  %s" % (conn.fleet_conninfo, "\n  ".join(problems))
+                             + "\nHINT: Look at the default privileges (ALTER DEFAULT PRIVILEGES) of the "
+                               "role shardid-fleet connects as.")
+
+
+def take_run_lock(conn, cluster):
+    """One shardid-fleet run at a time on a cluster: SHARE UPDATE EXCLUSIVE
+    on its gate, inside the caller's transaction, until it ends.  Calls
+    through the router pass the gate meanwhile (ROW SHARE does not conflict
+    with it); another run waits RUN_LOCK_WAIT_MS, then says so."""
+    conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", ("%dms" % RUN_LOCK_WAIT_MS,))
+    try:
+        conn.execute(sql.SQL("LOCK TABLE ONLY {} IN SHARE UPDATE EXCLUSIVE MODE").format(gate_table(cluster)))
+    except psycopg.errors.LockNotAvailable:
+        raise FleetError('another shardid-fleet run is working on cluster "%s" of router "%s"'
+                         % (cluster, conn.fleet_conninfo))
+    conn.execute("SELECT pg_catalog.set_config('lock_timeout', '0', true)")
+
+
+def gate_kind(conn):
+    """What gate plproxy.get_cluster_version has: "table" (this version's),
+    "advisory" (an older shardid-fleet's, which any role can hold) or None"""
+    r = conn.execute("""
+        SELECT p.prosecdef, p.prosrc FROM pg_catalog.pg_proc AS p
+         WHERE p.oid OPERATOR(pg_catalog.=)
+               pg_catalog.to_regprocedure('plproxy.get_cluster_version(pg_catalog.text)')""").fetchone()
+    if r is None:
+        return None
+    if r[0] and ("LOCK TABLE ONLY %s." % GATE_SCHEMA) in r[1]:
+        return "table"
+    if "pg_advisory_lock_shared" in r[1]:
+        return "advisory"
+    return None
 
 
 def check_router(conn):
@@ -250,14 +394,12 @@ def router_setup_and_load(conn, cluster, ext_schema, owner_list, trusted, fm=Non
     then the map (replaced and the version bumped if it changed).
     Returns (old_version, new_version)."""
     with conn.transaction():
-        if not one(conn, "SELECT pg_catalog.pg_try_advisory_xact_lock(%s, pg_catalog.hashtext(%s))",
-                   (LOCK_CLASS, cluster)):
-            raise FleetError('another shardid-fleet run is working on cluster "%s" of router "%s"'
-                             % (cluster, conn.fleet_conninfo))
         problems = router_objects(conn, trusted)
         if problems:
             raise FleetError('router "%s" has objects that shardid-fleet will not take as its own; '
                              "nothing was changed:\n  %s" % (conn.fleet_conninfo, "\n  ".join(problems)))
+        ensure_gate(conn, cluster, trusted)
+        take_run_lock(conn, cluster)
         if one(conn, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_foreign_server AS s "
                      "WHERE s.srvname OPERATOR(pg_catalog.=) %s", (cluster,)):
             raise FleetError('router "%s" has a foreign server named "%s": PL/Proxy would take its cluster '
@@ -287,7 +429,7 @@ def router_setup_and_load(conn, cluster, ext_schema, owner_list, trusted, fm=Non
             exists = one(conn, "SELECT pg_catalog.to_regprocedure(%s) IS NOT NULL", ("plproxy." + sig,))
             # present ones were checked above: trusted and marked as ours
             conn.execute(ddl.format(sql.SQL("CREATE OR REPLACE" if exists else "CREATE"),
-                                    gate=sql.Literal(GATE_CLASS)))
+                                    gate=sql.SQL(GATE_SCHEMA)))
             conn.execute(sql.SQL("COMMENT ON FUNCTION {} IS {}").format(
                 sql.SQL("plproxy." + sig), sql.Literal(MARKER)))
 
@@ -405,6 +547,11 @@ def cmd_status(a):
     changed_at = one(r, "SELECT c.changed_at FROM shardid_fleet.cluster AS c WHERE c.name OPERATOR(pg_catalog.=) %s",
                      (a.cluster,))
     out("cluster %s: router map version %d (changed %s)" % (a.cluster, version, changed_at))
+    if gate_kind(r) != "table" or one(r, "SELECT pg_catalog.to_regclass(%s) IS NULL",
+                                       (gate_table(a.cluster).as_string(r),)):
+        problems += 1
+        out("  the router's gate is not this shardid-fleet's (set up by an older one%s): run shardid-fleet router"
+            % ("; its gate is an advisory lock, which any role can hold" if gate_kind(r) == "advisory" else ""))
     differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]]
     if differ:
         problems += 1

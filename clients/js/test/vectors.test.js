@@ -9,7 +9,7 @@ const V = JSON.parse(readFileSync(new URL('../../../test/vectors/vectors.json', 
 const epochOpt = (e) => (e === null || e === undefined ? {} : { epoch: BigInt(e) });
 
 test('the vectors file has every section', () => {
-  for (const k of ['decode', 'encode', 'floor', 'horizon', 'shortcode', 'errors']) {
+  for (const k of ['decode', 'encode', 'floor', 'horizon', 'shortcode', 'errors', 'client_errors']) {
     assert.ok(V[k].length > 0, k);
   }
   assert.equal(V.default_epoch_ms, String(shardid.DEFAULT_EPOCH_MS));
@@ -75,6 +75,7 @@ function call(fn, a, p) {
     case 'to_private': return p.toPrivate(a.text);
     case 'to_public_bigint': return p.toPublicBigint(big(a.id), a.version);
     case 'to_private_bigint': return p.toPrivateBigint(big(a.c), a.version);
+    case 'json_parse': return shardid.parse(a.text.map(([piece, times]) => piece.repeat(times)).join(''), { ids: a.ids });
     default: throw new Error(`unknown function ${fn} in the vectors`);
   }
 }
@@ -82,13 +83,20 @@ function call(fn, a, p) {
 function checkErrors(cases, p) {
   for (const v of cases) {
     assert.throws(() => call(v.fn, v.args, p),
-      (e) => e instanceof shardid.ShardidError && e.sqlstate === v.sqlstate,
-      `${v.fn}(${JSON.stringify(v.args)}) must fail with ${v.sqlstate}`);
+      (e) => {
+        assert.ok(e instanceof shardid.ShardidError, `${v.fn}(${JSON.stringify(v.args)}): ${e}`);
+        assert.equal(e.sqlstate, v.sqlstate, `${v.fn}(${JSON.stringify(v.args)}): ${e.message}`);
+        return true;
+      });
   }
 }
 
 test(`errors: ${V.errors.length} refused inputs, each with the extension's SQLSTATE`, () => {
   checkErrors(V.errors, null);
+});
+
+test(`client_errors: ${V.client_errors.length} refusals of parse, each with the same SQLSTATE as Python's loads`, () => {
+  checkErrors(V.client_errors, null);
 });
 
 test('Speck64/128: the published vector', () => {

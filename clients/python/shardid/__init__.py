@@ -13,12 +13,12 @@ from ._codec import (DEFAULT_EPOCH_MS, MAX_ID, MAX_SEQ, MAX_SHARD, MAX_TIME_MS,
                      Decoded, decode, encode, floor, from_shortcode, horizon,
                      horizon_ms, to_shortcode)
 from ._public import KeyInfo, PublicIds
-from ._json import dumps, loads
+from ._json import JSONError, dumps, loads
 
 __version__ = "1.2.0"
 
 __all__ = [
     "ShardidError", "DEFAULT_EPOCH_MS", "MAX_ID", "MAX_SEQ", "MAX_SHARD", "MAX_TIME_MS",
     "Decoded", "decode", "encode", "floor", "horizon", "horizon_ms",
-    "to_shortcode", "from_shortcode", "PublicIds", "KeyInfo", "dumps", "loads",
+    "to_shortcode", "from_shortcode", "PublicIds", "KeyInfo", "dumps", "loads", "JSONError",
 ]

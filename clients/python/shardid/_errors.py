@@ -6,7 +6,9 @@ class ShardidError(ValueError):
 
     ``sqlstate`` is the SQLSTATE the extension raises for the same input
     (22003 a number out of range, 22008 a time out of range, 22023 a bad
-    argument, 22P02 bad text, 55000 no public-ID keys configured).
+    argument, 22P02 bad text, 55000 no public-ID keys configured; for JSON
+    also 22021 bytes that are not UTF-8 and 54001 nested too deep), the
+    same as the JavaScript package's.
     """
 
     def __init__(self, sqlstate, message, hint=None):

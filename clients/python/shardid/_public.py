@@ -31,8 +31,10 @@ def _rol(x, r):
 
 def expand_key(key_hex):
     """The 27 round keys of a 32-hex-digit key."""
+    if not isinstance(key_hex, str):
+        raise TypeError(f"a key is a str of 32 hex digits, not {type(key_hex).__name__}")
     if len(key_hex) != 32 or not set(key_hex) <= _HEX:
-        raise ValueError("a key is 32 hex digits")
+        raise ShardidError("22023", "a key is 32 hex digits")
     words = [int(key_hex[i:i + 8], 16) for i in range(0, 32, 8)]
     l2, l1, l0, k0 = words
     k = [k0]

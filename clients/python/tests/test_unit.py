@@ -1,5 +1,6 @@
 """Exact published values and the package's own rules (types, JSON, keys)."""
 
+import json
 import os
 import random
 import sys
@@ -76,6 +77,9 @@ class Public(unittest.TestCase):
         self.assertEqual(speck.encrypt(ks, 0x3b7265747475432d), 0x8c6fa548454e028b)
         self.assertEqual(speck.decrypt(ks, 0x8c6fa548454e028b), 0x3b7265747475432d)
         self.assertEqual(speck.expand_key("1B1A1918131211100B0A090803020100"), ks)
+        with self.assertRaises(ShardidError) as cm:
+            speck.expand_key("00")
+        self.assertEqual(cm.exception.sqlstate, "22023")
 
     def test_round_trips(self):
         p = PublicIds(KEYS)
@@ -137,11 +141,38 @@ class Json(unittest.TestCase):
         for bad, state in (('{"id": 9007199254740993}', "22003"), ('{"id": 1.5}', "22P02"),
                            ('{"id": "01"}', "22P02"), ('{"id": "x"}', "22P02"), ('{"id": true}', "22P02"),
                            ('{"id": "-1"}', "22003"), ('{"id": "9223372036854775808"}', "22003"),
-                           ('{"id": "\u0661"}', "22P02")):
-            with self.subTest(bad=bad):
+                           ('{"id": "\u0661"}', "22P02"), ("{", "22P02"), ('{"x": NaN}', "22P02"),
+                           (b'{"a": "\xff"}', "22021"), ("[" * 100000 + "]" * 100000, "54001")):
+            with self.subTest(bad=bad[:40]):
                 with self.assertRaises(ShardidError) as cm:
                     shardid.loads(bad)
                 self.assertEqual(cm.exception.sqlstate, state)
+
+    def test_loads_refuses_by_length(self):
+        """An ID string longer than any bigint is refused by its length,
+        before int() (past 4,300 digits int() itself refuses with a plain
+        ValueError); a bare integer past sys.get_int_max_str_digits() is
+        a ShardidError too, wherever it is."""
+        long = "9" * 5_000_000
+        for text, pattern in (('{"id": "%s"}' % long, "of 5000000 digits, out of range for type bigint"),
+                              ('{"id": "1%s"}' % ("0" * 4300), "of 4301 digits"),
+                              ('{"id": %s}' % long, "value has 5000000 digits"),
+                              ('{"n": 1%s}' % ("0" * 5000), "value has 5001 digits")):
+            with self.subTest(text=text[:40]):
+                with self.assertRaises(ShardidError) as cm:
+                    shardid.loads(text)
+                self.assertEqual(cm.exception.sqlstate, "22003")
+                self.assertIn(pattern, str(cm.exception))
+                self.assertLess(len(str(cm.exception)), 300)
+
+    def test_loads_syntax_error_is_a_json_decode_error(self):
+        """Text that is not JSON: ShardidError 22P02, and still the
+        json.JSONDecodeError that json.loads raises"""
+        with self.assertRaises(json.JSONDecodeError) as cm:
+            shardid.loads('{"a": 1,\n}')
+        self.assertIsInstance(cm.exception, ShardidError)
+        self.assertEqual((cm.exception.sqlstate, cm.exception.lineno, cm.exception.colno), ("22P02", 2, 1))
+        self.assertIn("invalid input syntax for type json", str(cm.exception))
 
 
 if __name__ == "__main__":
