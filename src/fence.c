@@ -713,20 +713,83 @@ request_reload(void)
 	shardid_db_touch(db);
 }
 
+/* A database without a fence (shardid 1.0): say so, and go on without. */
+static void
+db_fence_none(GuardDb *db)
+{
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
+	{
+		db->epoch = SHARDID_DEFAULT_EPOCH_UNIX_MS;
+		db->epoch_free = true;
+		pg_atomic_write_u32(&db->state, GUARD_FENCE_NONE);
+	}
+	SpinLockRelease(&db->mutex);
+	shardid_db_touch(db);
+	ereport(WARNING,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("database \"%s\" has no durable fence for shardid",
+					get_database_name(MyDatabaseId)),
+			 errdetail("Extension shardid is older than version 1.1 here: each sequence keeps its own fence, but a sequence that is set back or made again after it was dropped is not held back by the database's."),
+			 errhint("Run ALTER EXTENSION shardid UPDATE in this database.")));
+}
+
+/*
+ * The fence stored in relid, made good for use: the server knows what was
+ * issued here and the fence it published (other backends may have issued
+ * up to that without the lock), and a fence read back (after CREATE
+ * EXTENSION, or from another entry) must cover both: the lead past the
+ * IDs, and at least the published fence, but not the lead past that,
+ * which would put it further ahead of the clock than its lead record
+ * says.  A fence this backend did not write may not be durable yet (the
+ * write of a backend whose wait for the standbys was cancelled, or a
+ * commit made with synchronous_commit off): it is written again, one
+ * small record after every record it depends on, and flushed before it is
+ * used.  *wrote says whether a record was written, *timed_out whether a
+ * standby was given up on.
+ */
+static int64
+db_fence_read_back(GuardDb *db, Oid relid, int64 disk, bool transactional,
+				   bool *wrote, bool *timed_out)
+{
+	int64		known = shardid_db_known_max(db);
+	int64		published = guard_fence_read(db);
+	int64		fence = disk;
+
+	*wrote = false;
+	*timed_out = false;
+	if (Max(known, published) > disk)
+	{
+		int64		lag = db_lag(db);
+		int64		value = Max(known + shardid_fence_lead + lag, published);
+
+		fence = db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS),
+							   shardid_fence_slack + lag);
+		*wrote = true;
+	}
+	else if (!transactional && disk >= 0)
+	{
+		seq_write(relid, disk);
+		*wrote = true;
+	}
+	if (*wrote)
+		*timed_out = !fence_flush(XactLastRecEnd);
+	return fence;
+}
+
 void
 shardid_fence_load(GuardDb *db)
 {
 	Oid			relid;
 	int64		disk;
 	int64		fence;
-	int64		known;
-	int64		published;
 	int64		epoch;
 	int64		slack;
-	bool		wrote = false;
-	bool		timed_out = false;
+	bool		wrote;
+	bool		timed_out;
 	bool		transactional;
 	bool		epoch_free;
+	bool		again = false;
 	uint32		state;
 	TimestampTz started = GetCurrentTimestamp();
 
@@ -741,24 +804,9 @@ shardid_fence_load(GuardDb *db)
 			db_fence_unlock(relid);
 		return;
 	}
-
 	if (!OidIsValid(relid))
 	{
-		SpinLockAcquire(&db->mutex);
-		if (db_is_mine(db))
-		{
-			db->epoch = SHARDID_DEFAULT_EPOCH_UNIX_MS;
-			db->epoch_free = true;
-			pg_atomic_write_u32(&db->state, GUARD_FENCE_NONE);
-		}
-		SpinLockRelease(&db->mutex);
-		shardid_db_touch(db);
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("database \"%s\" has no durable fence for shardid",
-						get_database_name(MyDatabaseId)),
-				 errdetail("Extension shardid is older than version 1.1 here: each sequence keeps its own fence, but a sequence that is set back or made again after it was dropped is not held back by the database's."),
-				 errhint("Run ALTER EXTENSION shardid UPDATE in this database.")));
+		db_fence_none(db);
 		return;
 	}
 
@@ -766,52 +814,14 @@ shardid_fence_load(GuardDb *db)
 	disk = member_read(relid);
 	epoch = stored_epoch_of(&epoch_free);
 	slack = stored_slack();
-
-	/*
-	 * What the server knows was issued here, and the fence it published:
-	 * other backends may have issued up to that without the lock.  A fence
-	 * read back (after CREATE EXTENSION, or from another entry) must cover
-	 * both: the lead past the IDs, and at least the published fence, but
-	 * not the lead past that, which would put it further ahead of the
-	 * clock than its lead record says.
-	 */
-	known = shardid_db_known_max(db);
-	published = guard_fence_read(db);
-	fence = disk;
-	if (Max(known, published) > disk)
-	{
-		int64		new_slack = shardid_fence_slack + db_lag(db);
-		int64		value = Max(known + shardid_fence_lead + db_lag(db), published);
-
-		fence = db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS), new_slack);
-		wrote = true;
-	}
-	else if (!transactional && disk >= 0)
-	{
-		/*
-		 * A fence this backend did not write may not be durable yet: the
-		 * write of a backend whose wait for the standbys was cancelled, or
-		 * a commit made with synchronous_commit off.  Write it again (one
-		 * small record, after every record it depends on) before it is
-		 * used.
-		 */
-		seq_write(relid, disk);
-		wrote = true;
-	}
-	if (wrote)
-		timed_out = !fence_flush(XactLastRecEnd);
+	fence = db_fence_read_back(db, relid, disk, transactional, &wrote, &timed_out);
 	if (transactional)
 		reload_at_xact_end = true;
 
 	SpinLockAcquire(&db->mutex);
 	if (db_is_mine(db) && pg_atomic_read_u32(&db->state) != state)
-	{
-		/* handed over and back meanwhile: read it again */
-		SpinLockRelease(&db->mutex);
-		db_fence_unlock(relid);
-		return;
-	}
-	if (db_is_mine(db))
+		again = true;			/* handed over and back meanwhile: read it again */
+	else if (db_is_mine(db))
 	{
 		if (state == GUARD_FENCE_UNKNOWN)
 		{
@@ -827,10 +837,11 @@ shardid_fence_load(GuardDb *db)
 		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
 	}
 	SpinLockRelease(&db->mutex);
-	if (wrote)
+	if (wrote && !again)
 		db_wrote(db, (GetCurrentTimestamp() - started) / 1000, true, false, timed_out);
 	db_fence_unlock(relid);
-	shardid_db_touch(db);
+	if (!again)
+		shardid_db_touch(db);
 }
 
 /* What db_fence_cover() found. */
@@ -1003,106 +1014,136 @@ remember_xact_seq(Oid seqid)
 		xact_seqs_overflow = true;
 }
 
-void
-shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
-						  int64 epoch, bool required)
+/* Let go of an early write that will not happen. */
+static void
+early_write_off(GuardSlot *slot, uint64 key)
 {
-	GuardDb    *db = slot->db;
-	int64		seq_hi;
-	int64		hi_slack;
-	int64		value;
-	int64		value_fence;
-	int64		now_field;
-	int64		target;
-	int64		new_fence;
-	int64		db_limit;
-	int64		db_publish;
-	Oid			db_relid;
-	DbCover		cover;
-	bool		called;
-	bool		moved = false;
-	bool		timed_out;
-	TimestampTz started;
+	SpinLockAcquire(&slot->mutex);
+	if (guard_slot_key_word(slot) == key)
+		slot->flags &= ~GUARD_SLOT_WRITING;
+	SpinLockRelease(&slot->mutex);
+}
 
-retry:
-	/* one writer of the sequence's fence at a time */
+/*
+ * Take the sequence's lock, the one writer of its fence, and say whether a
+ * write is still needed: another backend may have written meanwhile.
+ * With the lock held and true, *seq_hi and *hi_slack are the slot's.
+ */
+static bool
+seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
+				bool required, int64 *seq_hi, int64 *hi_slack)
+{
+	bool		needed;
+
 	if (!ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock))
 	{
 		if (!required)
 		{
-			SpinLockAcquire(&slot->mutex);
-			if (guard_slot_key_word(slot) == key)
-				slot->flags &= ~GUARD_SLOT_WRITING;
-			SpinLockRelease(&slot->mutex);
-			return;
+			early_write_off(slot, key);
+			return false;
 		}
 		LockRelationOid(seqid, ShareUpdateExclusiveLock);
 	}
-	started = GetCurrentTimestamp();
-
-	/* still needed?  Another backend may have written meanwhile. */
 	SpinLockAcquire(&slot->mutex);
-	if (guard_slot_key_word(slot) != key ||
-		field <= (required ? Max(slot->fence, shardid_fence_own(seqid)) :
-				  slot->fence - shardid_fence_margin))
-	{
-		if (guard_slot_key_word(slot) == key && !required)
-			slot->flags &= ~GUARD_SLOT_WRITING;
-		SpinLockRelease(&slot->mutex);
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
-		return;
-	}
-	seq_hi = slot->seq_hi;
-	hi_slack = slot->hi_slack;
+	needed = guard_slot_key_word(slot) == key &&
+		field > (required ? Max(slot->fence, shardid_fence_own(seqid)) :
+				 slot->fence - shardid_fence_margin);
+	*seq_hi = slot->seq_hi;
+	*hi_slack = slot->hi_slack;
+	if (!needed && guard_slot_key_word(slot) == key && !required)
+		slot->flags &= ~GUARD_SLOT_WRITING;
 	SpinLockRelease(&slot->mutex);
+	if (!needed)
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+	return needed;
+}
+
+/* What seq_fence_write() did to the sequence. */
+typedef struct SeqWrite
+{
+	int64		fence;			/* the fence written */
+	int64		hi_slack;		/* the sequence's blocks of cached values */
+	bool		moved;			/* its value carried a fence this server did
+								 * not write: the slot starts after it */
+	int64		moved_fence;	/* that fence */
+	int64		moved_block;	/* and its block */
+} SeqWrite;
+
+/*
+ * Write the sequence's new fence, the lead past the ID (or the clock) and
+ * as far again as the last write took, and past every value of it seen,
+ * so that the value only goes forward.  Always a record of this
+ * backend's own, after every record the value depends on, so that one
+ * flush of it makes the fence durable.  The sequence's lock is held.
+ */
+static SeqWrite
+seq_fence_write(GuardDb *db, Oid seqid, int64 field, int64 epoch,
+				int64 seq_hi, int64 hi_slack)
+{
+	SeqWrite	w;
+	bool		called;
+	int64		value = seq_read(seqid, &called);
+	int64		value_fence = called ? shardid_value_fence(value) : -1;
+	int64		now_field = shardid_clock_now_ms() - epoch;
+	int64		target;
 
 	/*
-	 * The sequence as it stands.  A value that jumped past what this
-	 * server knows (a setval, a restore while the server runs) is a fence
-	 * this server did not write: the slot starts after it.  (A value set
-	 * with is_called false reads as none; nextval tells the slot of it.)
+	 * A value that jumped past what this server knows (a setval, a
+	 * restore while the server runs) is a fence this server did not
+	 * write.  (A value set with is_called false reads as none; nextval
+	 * tells the slot of it.)
 	 */
-	value = seq_read(seqid, &called);
-	value_fence = called ? shardid_value_fence(value) : -1;
-	if (called && (value >> SHARDID_SEQ_BITS) > seq_hi + hi_slack)
-		moved = true;
+	w.moved = called && (value >> SHARDID_SEQ_BITS) > seq_hi + hi_slack;
+	w.moved_fence = value_fence;
+	w.moved_block = value >> SHARDID_SEQ_BITS;
 
-	/*
-	 * The lead past the ID or the clock, and as far again as the last
-	 * write took; and past every value of the sequence seen, so that the
-	 * value only goes forward.  Always a record of this backend's own,
-	 * after every record the value depends on, so that one flush of it
-	 * makes the fence durable.
-	 */
-	now_field = shardid_clock_now_ms() - epoch;
 	target = Max(Max(field, now_field) + shardid_fence_lead + db_lag(db),
 				 Max(value_fence + 1, seq_hi));
 	target = Min(target, SHARDID_MAX_TIME_MS);
-	hi_slack = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	w.hi_slack = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	db_slack_written(db, shardid_fence_slack + db_lag(db));
 	seq_write_fence(seqid, target);
-	new_fence = target;
 	if (is_transactional(seqid))
 		remember_xact_seq(seqid);
+	w.fence = target;
+	return w;
+}
 
-	/* the database's fence at or after it, where it can be */
-	cover = db_fence_cover(db, new_fence, required, &db_relid, &db_publish, &db_limit);
-	if (cover == DB_BUSY)
+/*
+ * After the flush: publish the sequence's new fence in its slot, as far
+ * as the database's fence lets every backend use it (db_limit), or, if
+ * the slot was evicted meanwhile, in what it left behind.
+ */
+static void
+seq_fence_publish(GuardSlot *slot, uint64 key, Oid seqid, const SeqWrite *w,
+				  int64 db_limit)
+{
+	SpinLockAcquire(&slot->mutex);
+	if (guard_slot_key_word(slot) != key)
 	{
-		/*
-		 * Wait for the database fence's lock with no other lock held, and
-		 * then begin again.  What was written stays written: the value
-		 * only went forward.
-		 */
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
-		db_relid = db_fence_lock(true);
-		if (OidIsValid(db_relid))
-			db_fence_unlock(db_relid);
-		goto retry;
+		SpinLockRelease(&slot->mutex);
+		shardid_ghost_wrote(seqid, w->fence, Min(w->fence, db_limit));
+		return;
 	}
+	if (w->moved)
+	{
+		guard_slot_start_at(slot, w->moved_fence, slot->db_slack);
+		slot->seq_hi = Max(slot->seq_hi, w->moved_block);
+	}
+	guard_slot_set_fence(slot, Max(slot->fence, Min(w->fence, db_limit)),
+						 shardid_fence_margin);
+	slot->written = Max(slot->written, w->fence);
+	slot->seq_hi = Max(slot->seq_hi, w->fence + 1);
+	slot->hi_slack = w->hi_slack;
+	slot->fence_writes++;
+	slot->flags &= ~GUARD_SLOT_WRITING;
+	SpinLockRelease(&slot->mutex);
+}
 
-	timed_out = !fence_flush(XactLastRecEnd);
-
+/* After the flush: publish the database's new fence, and let go of it. */
+static void
+db_fence_publish(GuardDb *db, DbCover cover, Oid db_relid, int64 db_publish)
+{
 	if (db_publish >= 0)
 	{
 		SpinLockAcquire(&db->mutex);
@@ -1116,36 +1157,54 @@ retry:
 			pg_atomic_write_u32(&db->writing, 0);
 		db_fence_unlock(db_relid);
 	}
+}
+
+void
+shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
+						  int64 epoch, bool required)
+{
+	GuardDb    *db = slot->db;
+	int64		seq_hi;
+	int64		hi_slack;
+	int64		db_limit;
+	int64		db_publish;
+	Oid			db_relid;
+	DbCover		cover;
+	SeqWrite	w;
+	bool		timed_out;
+	TimestampTz started;
+
+	for (;;)
+	{
+		if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_slack))
+			return;
+		started = GetCurrentTimestamp();
+		w = seq_fence_write(db, seqid, field, epoch, seq_hi, hi_slack);
+
+		/* the database's fence at or after it, where it can be */
+		cover = db_fence_cover(db, w.fence, required, &db_relid, &db_publish, &db_limit);
+		if (cover != DB_BUSY)
+			break;
+
+		/*
+		 * Wait for the database fence's lock with no other lock held, and
+		 * then begin again.  What was written stays written: the value
+		 * only went forward.
+		 */
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		db_relid = db_fence_lock(true);
+		if (OidIsValid(db_relid))
+			db_fence_unlock(db_relid);
+	}
+
+	timed_out = !fence_flush(XactLastRecEnd);
+	db_fence_publish(db, cover, db_relid, db_publish);
 	if (cover == DB_MINE)
 	{
-		own_fence_set(seqid, new_fence);
+		own_fence_set(seqid, w.fence);
 		reload_at_xact_end = true;
 	}
-
-	SpinLockAcquire(&slot->mutex);
-	if (guard_slot_key_word(slot) == key)
-	{
-		if (moved)
-		{
-			guard_slot_start_at(slot, value_fence, slot->db_slack);
-			slot->seq_hi = Max(slot->seq_hi, value >> SHARDID_SEQ_BITS);
-		}
-		guard_slot_set_fence(slot, Max(slot->fence, Min(new_fence, db_limit)),
-							 shardid_fence_margin);
-		slot->written = Max(slot->written, new_fence);
-		slot->seq_hi = Max(slot->seq_hi, new_fence + 1);
-		slot->hi_slack = hi_slack;
-		slot->fence_writes++;
-		slot->flags &= ~GUARD_SLOT_WRITING;
-		SpinLockRelease(&slot->mutex);
-	}
-	else
-	{
-		/* evicted meanwhile: what it left behind learns of the write */
-		SpinLockRelease(&slot->mutex);
-		shardid_ghost_wrote(seqid, new_fence, Min(new_fence, db_limit));
-	}
-
+	seq_fence_publish(slot, key, seqid, &w, db_limit);
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
 	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);

@@ -60,7 +60,7 @@ PG_FUNCTION_INFO_V1(shardid_private_bigint);
 PG_FUNCTION_INFO_V1(shardid_public_keys);
 
 /* The setting's value, as the GUC machinery keeps it. */
-static char *public_id_keys = NULL;
+char	   *shardid_public_id_keys = NULL;
 
 /*
  * This backend's parse of it, of the text keys_parsed_text; checked
@@ -72,31 +72,11 @@ static ShardidPubidKeys *keys_parsed = NULL;
 static ShardidKeysStatus keys_status = SHARDID_KEYS_OK;
 static int	keys_bad_entry = 0;
 
-static emit_log_hook_type prev_emit_log_hook = NULL;
-
-static void public_id_keys_assign(const char *newval, void *extra);
-static void public_id_emit_log(ErrorData *edata);
-
-void
-shardid_public_id_define(void)
-{
-	DefineCustomStringVariable(PUBLIC_ID_KEYS_NAME,
-							   "Sets the keys of public IDs, as a list of VERSION:HEX32 entries.",
-							   NULL,
-							   &public_id_keys,
-							   "",
-							   PGC_SIGHUP,
-							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE |
-							   GUC_DISALLOW_IN_AUTO_FILE,
-							   NULL, public_id_keys_assign, NULL);
-
-	prev_emit_log_hook = emit_log_hook;
-	emit_log_hook = public_id_emit_log;
-}
+emit_log_hook_type shardid_prev_emit_log_hook = NULL;
 
 /* A new value: parse it at the next use. */
-static void
-public_id_keys_assign(const char *newval, void *extra)
+void
+shardid_public_id_keys_assign(const char *newval, void *extra)
 {
 	keys_stale = true;
 }
@@ -135,7 +115,7 @@ is_hex(char c)
 static bool
 configured_key(const char *start, size_t len)
 {
-	const char *v = public_id_keys;
+	const char *v = shardid_public_id_keys;
 
 	if (v == NULL || len != SHARDID_SPECK_KEY_HEXLEN)
 		return false;
@@ -297,8 +277,8 @@ hide_statement_text(ErrorData *edata)
  * this hook exists (docs/public-ids.md).  is_superuser is read as a
  * setting, which needs no catalog access while an error is reported.
  */
-static void
-public_id_emit_log(ErrorData *edata)
+void
+shardid_public_id_emit_log(ErrorData *edata)
 {
 	bool		hide = false;
 
@@ -342,8 +322,8 @@ public_id_emit_log(ErrorData *edata)
 		edata->internalquery = hide_hex_runs(edata->internalquery);
 	}
 
-	if (prev_emit_log_hook)
-		prev_emit_log_hook(edata);
+	if (shardid_prev_emit_log_hook)
+		shardid_prev_emit_log_hook(edata);
 }
 
 /*
@@ -361,7 +341,7 @@ configured_keys(void)
 	}
 	if (keys_stale)
 	{
-		const char *text = public_id_keys ? public_id_keys : "";
+		const char *text = shardid_public_id_keys ? shardid_public_id_keys : "";
 
 		/* a reload assigns every setting again: parse only a new text */
 		if (keys_parsed_text == NULL || strcmp(keys_parsed_text, text) != 0)

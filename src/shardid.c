@@ -108,8 +108,15 @@ _PG_init(void)
 							0, 0, 60 * 1000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
-	/* shardid.public_id_keys, and the log hook that keeps its value out */
-	shardid_public_id_define();
+	DefineCustomStringVariable("shardid.public_id_keys",
+							   "Sets the keys of public IDs, as a list of VERSION:HEX32 entries.",
+							   NULL,
+							   &shardid_public_id_keys,
+							   "",
+							   PGC_SIGHUP,
+							   GUC_SUPERUSER_ONLY | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE |
+							   GUC_DISALLOW_IN_AUTO_FILE,
+							   NULL, shardid_public_id_keys_assign, NULL);
 	if (process_shared_preload_libraries_in_progress)
 	{
 		/*
@@ -142,6 +149,10 @@ _PG_init(void)
 		shardid_prev_shmem_startup_hook = shmem_startup_hook;
 		shmem_startup_hook = shardid_shmem_startup;
 	}
+
+	/* The log hook that keeps the public ID keys out of the log */
+	shardid_prev_emit_log_hook = emit_log_hook;
+	emit_log_hook = shardid_public_id_emit_log;
 
 	/* Callbacks: the fences' transactions, and the checked sequences */
 	RegisterXactCallback(shardid_fence_xact_callback, NULL);

@@ -477,36 +477,29 @@ db_find_or_create(Oid dbid)
  * shared->lock exclusively (or is the postmaster at startup) and has
  * checked that key has none.
  */
+/*
+ * The slot to hand out: a free one, or the one that issued least recently,
+ * emptied, its last field raising its database's floor and what it knew
+ * of its sequence kept as a ghost.  The caller holds shared->lock
+ * exclusively (or is the postmaster at startup).
+ */
 static int
-slot_create(const GuardKey *key)
+slot_take(void)
 {
 	GuardShared *shared = shardid_shared;
-	GuardHashEntry *hentry;
 	GuardSlot  *slot;
-	GuardDb    *db;
-	int			dbno;
 	int			slotno = -1;
 	int			i;
 
-	dbno = db_find_or_create(key->dbid);
-	db = &shared->dbs[dbno];
-
 	if (shared->slot_count < shardid_max_sequences)
-		slotno = shared->slot_count++;
-	else
+		return shared->slot_count++;
+	for (i = 0; i < shared->slot_count; i++)
 	{
-		/* a free slot, or else the one that issued least recently */
-		for (i = 0; i < shared->slot_count; i++)
-		{
-			if (!shared->slots[i].in_use)
-			{
-				slotno = i;
-				break;
-			}
-			if (slotno < 0 ||
-				guard_slot_last_ms(&shared->slots[i]) < guard_slot_last_ms(&shared->slots[slotno]))
-				slotno = i;
-		}
+		if (!shared->slots[i].in_use)
+			return i;
+		if (slotno < 0 ||
+			guard_slot_last_ms(&shared->slots[i]) < guard_slot_last_ms(&shared->slots[slotno]))
+			slotno = i;
 	}
 	slot = &shared->slots[slotno];
 
@@ -529,26 +522,27 @@ slot_create(const GuardKey *key)
 		old_db->nslots--;
 		hash_search(guard_htab, &old, HASH_REMOVE, NULL);
 		shared->evictions++;
-		SpinLockAcquire(&slot->mutex);
 	}
-	SpinLockRelease(&slot->mutex);
+	else
+		SpinLockRelease(&slot->mutex);
+	return slotno;
+}
 
-	/* the entry just freed, if any, makes room */
-	hentry = hash_search(guard_htab, key, HASH_ENTER_NULL, NULL);
-	if (hentry == NULL)
-		elog(ERROR, "shardid hash table is full with %d of %d slots in use",
-			 shared->slot_count, shardid_max_sequences);
-	hentry->slotno = slotno;
-	db->nslots++;
+/*
+ * A new slot starts where its database's slots start, and after every
+ * field its evicted slots used; the first value it is given tells it
+ * where its sequence's own fence stands (seq_hi says it knows nothing of
+ * the sequence yet, and the fence says nothing of it is durable), with
+ * the ghost of an earlier slot of the same key, if there is one.  Its
+ * first call looks at the database entry (STALE), which may not have
+ * read its fence yet.  guard.c raises it again if the database's start
+ * rises.
+ */
+static void
+slot_init(GuardSlot *slot, const GuardKey *key, int dbno, GuardDb *db)
+{
+	GuardGhost *g = ghost_of(key);
 
-	/*
-	 * A new slot starts where its database's slots start, and after every
-	 * field its evicted slots used; the first value it is given tells it
-	 * where its sequence's own fence stands (seq_hi says it knows nothing
-	 * of the sequence yet, and the fence says nothing of it is durable).
-	 * Its first call looks at the database entry (STALE), which may not
-	 * have read its fence yet.
-	 */
 	SpinLockAcquire(&slot->mutex);
 	slot->key = *key;
 	slot->dbno = dbno;
@@ -566,28 +560,47 @@ slot_create(const GuardKey *key)
 	guard_slot_set_fence(slot, -1, 1);
 	slot->written = -1;
 	slot->seq_hi = GUARD_SEQ_HI_NONE;
-	{
-		GuardGhost *g = ghost_of(key);
-
-		slot->ghost_written = -1;
-		slot->ghost_fence = -1;
-		slot->ghost_issued = GUARD_NEVER;
-		slot->ghost_seq_hi = GUARD_SEQ_HI_NONE;
-		if (memcmp(&g->key, key, sizeof(GuardKey)) == 0)
-		{
-			slot->ghost_written = g->written;
-			slot->ghost_fence = g->fence;
-			slot->ghost_issued = g->issued;
-			slot->ghost_seq_hi = g->seq_hi;
-			memset(g, 0, sizeof(GuardGhost));
-		}
-	}
 	slot->hi_slack = 4;
+	slot->ghost_written = -1;
+	slot->ghost_fence = -1;
+	slot->ghost_issued = GUARD_NEVER;
+	slot->ghost_seq_hi = GUARD_SEQ_HI_NONE;
+	if (memcmp(&g->key, key, sizeof(GuardKey)) == 0)
+	{
+		slot->ghost_written = g->written;
+		slot->ghost_fence = g->fence;
+		slot->ghost_issued = g->issued;
+		slot->ghost_seq_hi = g->seq_hi;
+		memset(g, 0, sizeof(GuardGhost));
+	}
 	slot->taken_words = 0;
 	memset(&slot->counters, 0, sizeof(GuardCounters));
 	slot->fence_writes = 0;
 	slot->in_use = true;
 	SpinLockRelease(&slot->mutex);
+}
+
+/*
+ * Hand out a slot for key and return its number; the caller holds
+ * shared->lock exclusively (or is the postmaster at startup) and has
+ * checked that key has none.
+ */
+static int
+slot_create(const GuardKey *key)
+{
+	GuardShared *shared = shardid_shared;
+	GuardHashEntry *hentry;
+	int			dbno = db_find_or_create(key->dbid);
+	int			slotno = slot_take();
+
+	/* the entry just freed, if any, makes room */
+	hentry = hash_search(guard_htab, key, HASH_ENTER_NULL, NULL);
+	if (hentry == NULL)
+		elog(ERROR, "shardid hash table is full with %d of %d slots in use",
+			 shared->slot_count, shardid_max_sequences);
+	hentry->slotno = slotno;
+	shared->dbs[dbno].nslots++;
+	slot_init(&shared->slots[slotno], key, dbno, &shared->dbs[dbno]);
 	return slotno;
 }
 
