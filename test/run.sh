@@ -16,9 +16,9 @@
 # What it changes on the machine: as root, it installs the Debian packages
 # it needs and says which (the server and its headers, the build tools,
 # and the test tools: see the list below).  The third-party extensions the
-# TAP tests use (PL/Proxy, and pg_partman on 15) are not installed: their
-# .debs are unpacked into the private copy only, and node-postgres, from
-# the npm registry, into the test directory only.
+# TAP tests use (PL/Proxy, pg_cron, and pg_partman on 15) are not
+# installed: their .debs are unpacked into the private copy only, and
+# node-postgres, from the npm registry, into the test directory only.
 #
 # PostgreSQL major version: PG_MAJOR (default: the newest server installed,
 # else the Debian release's own: 15 on Debian 12, 17 on 13, 18 on forky;
@@ -84,6 +84,12 @@ private_install "$work/pg"
 # Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
 extras=(postgresql-$PG_MAJOR-plproxy)
 [ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
+# pg_cron for test/t/066_pg_cron.pl, which skips where Debian has none
+if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep -q '^ *Candidate: [0-9]'; then
+	extras+=(postgresql-$PG_MAJOR-cron)
+else
+	echo "no postgresql-$PG_MAJOR-cron in apt: test/t/066_pg_cron.pl will skip"
+fi
 private_add_debs "$work/pg" "${extras[@]}"
 
 # Tests run in a copy of the tree that the cluster owner may write to.
@@ -142,7 +148,7 @@ run_clients() {
 	local pkgs=()
 	command -v node >/dev/null || pkgs+=(nodejs)
 	command -v npm >/dev/null || pkgs+=(npm)
-	install_packages "${pkgs[@]}" python3-build python3-setuptools python3-wheel || return 1
+	install_packages "${pkgs[@]}" python3-build python3-setuptools python3-wheel python3-venv || return 1
 	mkdir -p "$out"
 	echo "node $(node --version), npm $(npm --version), $(/usr/bin/python3 --version)"
 
