@@ -46,6 +46,9 @@ done
 echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
 	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev groff-base
+# the tools shardid's docs set up beside it: postgres_exporter
+# (test/t/110_postgres_exporter.pl)
+install_packages prometheus-postgres-exporter
 # ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
 # psycopg2, Node.js and npm (a nodejs that ships its own npm, as
 # NodeSource's does, conflicts with Debian's npm package: keep that one)
