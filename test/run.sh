@@ -47,8 +47,12 @@ echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
 	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev groff-base
 # the tools shardid's docs set up beside it: postgres_exporter
-# (test/t/110_postgres_exporter.pl)
+# (test/t/110_postgres_exporter.pl); for the long tier's HA test
+# (test/t/111_patroni.pl, PG_TEST_EXTRA=shardid_ha) Patroni and etcd
 install_packages prometheus-postgres-exporter
+if [[ " ${PG_TEST_EXTRA:-} " == *" shardid_ha "* ]]; then
+	install_packages patroni etcd-server
+fi
 # ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
 # psycopg2, Node.js and npm (a nodejs that ships its own npm, as
 # NodeSource's does, conflicts with Debian's npm package: keep that one)
