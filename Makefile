@@ -18,15 +18,16 @@ OBJS = \
 PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"
 
 EXTENSION = shardid
-# The released scripts, frozen, and the current version's install script,
-# made from sql/extension/ (see the rule below).
-DATA = shardid--1.0.sql shardid--1.0--1.1.sql shardid--1.1--1.2.sql
-DATA_built = shardid--1.2.sql
+# The released scripts, frozen in released/, and the current version's
+# install and update scripts, made from sql/ (see the rules below).
+DATA = released/shardid--1.0.sql released/shardid--1.0--1.1.sql \
+	released/shardid--1.1--1.2.sql released/shardid--1.2.sql
+DATA_built = shardid--1.3.sql shardid--1.2--1.3.sql
 
-REGRESS = setup codec errors shortcode markings next properties provision adopt partitions public vectors
-REGRESS_OPTS = --load-extension=shardid
+REGRESS = codec errors shortcode markings next properties provision adopt partitions public vectors
+REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
 ISOLATION = concurrent drop
-ISOLATION_OPTS = --load-extension=shardid
+ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
@@ -41,10 +42,29 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# The install script of the current version: sql/extension/*.sql in the
-# order of their numbers, a blank line between two files.
-$(DATA_built): $(sort $(wildcard $(srcdir)/sql/extension/*.sql))
-	awk 'FNR == 1 && NR > 1 { print "" } { print }' $^ >$@
+# The extension's source: one object (or one family of overloads) per
+# file, by kind.  The install script is sql/probe.sql, then every file of
+# these folders in this order, each folder's files in name order (views
+# last: they read the functions), then sql/finish.sql (data steps).
+SQL_KINDS = sequences tables functions procedures views
+SQL_SOURCES = $(foreach k,$(SQL_KINDS),$(sort $(wildcard $(srcdir)/sql/$(k)/*.sql)))
+SQL_REPLACEABLE = $(foreach k,functions procedures views,$(sort $(wildcard $(srcdir)/sql/$(k)/*.sql)))
+JOIN_SQL = awk 'FNR == 1 && NR > 1 { print "" } { print }'
+
+shardid--1.3.sql: $(srcdir)/sql/probe.sql $(SQL_SOURCES) $(srcdir)/sql/finish.sql
+	{ printf '%s\n\n%s\n%s\n\n' '/* $@, made by the Makefile from sql/ */' \
+		'-- complain if script is sourced in psql, rather than via CREATE EXTENSION' \
+		'\echo Use "CREATE EXTENSION shardid" to load this file. \quit'; \
+	  $(JOIN_SQL) $^; } >$@
+
+# The update script of the current version: its hand-written part
+# (sql/updates/), where the line "--@ sources" becomes the probe and every
+# function, procedure and view as CREATE OR REPLACE.
+shardid--1.2--1.3.sql: $(srcdir)/sql/updates/shardid--1.2--1.3.sql $(srcdir)/sql/probe.sql $(SQL_REPLACEABLE)
+	{ sed -n '1,/^--@ sources$$/p' $< | sed '$$d'; \
+	  $(JOIN_SQL) $(srcdir)/sql/probe.sql $(SQL_REPLACEABLE) | \
+		sed -E 's/^CREATE (FUNCTION|PROCEDURE|VIEW) /CREATE OR REPLACE \1 /'; \
+	  sed -n '/^--@ sources$$/,$$p' $< | sed '1d'; } >$@
 
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard $(srcdir)/src/*.h)

@@ -5,8 +5,8 @@
 # test suite against real servers:
 #   unit      the pure codec and rule in C (test/unit)
 #   fleet cli shardid-fleet's options against its --help and manual page
-#   regress   pg_regress suites in sql/ and expected/
-#   isolation isolation specs in specs/
+#   regress   pg_regress suites in test/sql and test/expected
+#   isolation isolation specs in test/specs
 #   clients   the JS and Python client libraries in clients/ (unit tests,
 #             test vectors, npm pack, wheel and sdist)
 #   tap       TAP tests in test/t (each starts the servers it needs)
@@ -121,7 +121,7 @@ read -r p f < <(sed -n 's/^fleet-cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \
 count "fleet cli" $rc "${p:-0}" "${f:-0}"
 
 # The regress server has the spec's two test keys of public IDs
-# (sql/public.sql): a PGC_SIGHUP setting, so in its configuration file.
+# (test/sql/public.sql): a PGC_SIGHUP setting, so in its configuration file.
 public_id_test_keys="shardid.public_id_keys = '1:000102030405060708090a0b0c0d0e0f, 2:0f0e0d0c0b0a09080706050403020100'"
 run_regress() {
 	cluster_start "$work/data" "" "$public_id_test_keys" || return 1

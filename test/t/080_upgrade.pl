@@ -18,10 +18,13 @@
 #     them;
 #   - IDs go on without a repeat across the update;
 #   - ALTER EXTENSION shardid UPDATE TO '1.2', from 1.0 by way of 1.1 and
-#     from a fresh 1.1, gives the catalog of a fresh 1.2 install (whose
-#     script the Makefile makes from sql/extension/): members, full
-#     function definitions, markings, settings, sequence parameters,
-#     grants and comments, compared as text.
+#     from a fresh 1.1, gives the catalog of a fresh 1.2 install (the
+#     released script): members, full function definitions, markings,
+#     settings, sequence parameters, grants and comments, compared as
+#     text;
+#   - ALTER EXTENSION shardid UPDATE TO '1.3' from each of those, and from
+#     a fresh 1.2, gives the catalog of a fresh 1.3 install (whose scripts
+#     the Makefile makes from sql/).
 
 use strict;
 use warnings;
@@ -220,14 +223,14 @@ SELECT fence_waits IS NOT NULL, clock_waits + fence_waits >= 1
 
 # 5. 1.2.  The database above, made at 1.0 and updated to 1.1, is updated
 #    to 1.2, and so is the database made at 1.1; both must then have the
-#    catalog of a database where 1.2 was installed fresh, from the script
-#    the Makefile makes of sql/extension/.
+#    catalog of a database where 1.2 was installed fresh, from the released
+#    1.2 script (released/shardid--1.2.sql).
 $node->safe_psql('postgres', q{ALTER EXTENSION shardid UPDATE TO '1.2'});
 $node->safe_psql('fresh11', q{ALTER EXTENSION shardid UPDATE TO '1.2'});
 $node->safe_psql('postgres', 'CREATE DATABASE fresh12');
-$node->safe_psql('fresh12', 'CREATE EXTENSION shardid');
+$node->safe_psql('fresh12', q{CREATE EXTENSION shardid VERSION '1.2'});
 my $fresh12 = $node->safe_psql('fresh12', $catalog_query);
-like($fresh12, qr/^extension 1\.2 /m, 'CREATE EXTENSION shardid installs 1.2');
+like($fresh12, qr/^extension 1\.2 /m, q{CREATE EXTENSION shardid VERSION '1.2' installs 1.2});
 is($node->safe_psql('postgres', $catalog_query), $fresh12,
 	'1.0 updated to 1.1 and then to 1.2 has the catalog of a fresh 1.2 install');
 is($node->safe_psql('fresh11', $catalog_query), $fresh12,
@@ -253,6 +256,32 @@ SELECT count(*) = count(DISTINCT id) FROM posts;
 SELECT min(id) > (SELECT max(id) FROM posts WHERE phase <> '1.2') FROM posts WHERE phase = '1.2'}),
 	"t\nt",
 	'1.2: IDs go on after the update, above every earlier one, without a repeat');
+
+# 6. 1.3.  The three databases at 1.2 (made at 1.0, at 1.1 and at 1.2)
+#    are updated to 1.3, by the update script the Makefile makes from
+#    sql/updates/ and sql/, and must have the catalog of a fresh install
+#    of 1.3, the script the Makefile makes from sql/.
+$node->safe_psql($_, q{ALTER EXTENSION shardid UPDATE TO '1.3'}) for qw(postgres fresh11 fresh12);
+$node->safe_psql('postgres', 'CREATE DATABASE fresh13');
+$node->safe_psql('fresh13', 'CREATE EXTENSION shardid');
+my $fresh13 = $node->safe_psql('fresh13', $catalog_query);
+like($fresh13, qr/^extension 1\.3 /m, 'CREATE EXTENSION shardid installs 1.3');
+is($node->safe_psql('postgres', $catalog_query), $fresh13,
+	'1.0 updated to 1.1, 1.2 and 1.3 has the catalog of a fresh 1.3 install');
+is($node->safe_psql('fresh11', $catalog_query), $fresh13,
+	'1.1 updated to 1.2 and 1.3 has the catalog of a fresh 1.3 install');
+is($node->safe_psql('fresh12', $catalog_query), $fresh13,
+	'1.2 updated to 1.3 has the catalog of a fresh 1.3 install');
+unlike($fresh13, qr/shardid_library_probe/, 'the library probe leaves nothing behind');
+
+$node->safe_psql('postgres',
+	q{INSERT INTO posts (phase) SELECT '1.3' FROM generate_series(1, 100000)});
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) = count(DISTINCT id) FROM posts;
+SELECT min(id) > (SELECT max(id) FROM posts WHERE phase <> '1.3') FROM posts WHERE phase = '1.3'}),
+	"t\nt",
+	'1.3: IDs go on after the update, above every earlier one, without a repeat');
 
 $node->stop;
 done_testing();

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 """test/unit/public_ids_ref.py: the public ID spec (docs/public-ids.md) in a
 few lines of Python, written from the spec alone and sharing no code with
-src/speck.c, to compute the values sql/public.sql and test/unit assert.
+src/speck.c, to compute the values test/sql/public.sql and test/unit assert.
 
 Run: /usr/bin/python3 test/unit/public_ids_ref.py
 It prints the published vector's check, the test keys' fingerprints, and
 the values of P and of the text form for the IDs the regress test uses,
-in the layout of expected/public.out's rows.
+in the layout of test/expected/public.out's rows.
 """
 
 M32 = 0xFFFFFFFF

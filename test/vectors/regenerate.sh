@@ -4,9 +4,9 @@
 # of PostgreSQL (test/cluster.sh: the system's is not touched), starts a
 # throwaway server with the spec's test keys in shardid.public_id_keys, runs
 # test/vectors/generate.py against it, and stops it.  The regress suite
-# vectors (sql/vectors.sql) then checks the new file against the extension;
+# vectors (test/sql/vectors.sql) then checks the new file against the extension;
 # its expected output counts each section's vectors, so a file with more or
-# fewer vectors needs expected/vectors.out updated to the new counts.
+# fewer vectors needs test/expected/vectors.out updated to the new counts.
 #
 # Usage: bash test/vectors/regenerate.sh   (as root or as a user who may
 # run initdb; root installs the missing Debian packages first)
