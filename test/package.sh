@@ -198,6 +198,21 @@ test_installed() {
 	return $rc
 }
 
+# root_with_deb V DIR DEB: check that the Architecture: all package DEB
+# of build V holds no byte code, then make a clean root of V's release in
+# DIR with DEB in /debs and the source tree in /src/shardid.
+root_with_deb() {
+	local v=$1 dir=$2 deb=$3
+	if dpkg-deb -c "$out/$v/$deb" | grep -E '__pycache__|\.pyc$'; then
+		echo "$deb holds byte code"
+		return 1
+	fi
+	root_enter "$v" "$dir" || return 1
+	mkdir -p "$dir/root/debs"
+	cp "$out/$v/$deb" "$dir/root/debs/"
+	copy_tree "$here" "$dir/root/src/shardid"
+}
+
 # test_fleet V: in a clean root of V's release, apt install the
 # shardid-fleet package that build V made (which brings python3,
 # python3-psycopg and postgresql-client), check where its files are and
@@ -208,14 +223,7 @@ test_installed() {
 # package (after runs as root) and check that no file is left.
 test_fleet() {
 	local v=$1 dir=$run/root-fleet-$1 rc=0 deb=shardid-fleet_${debver}_all.deb
-	if dpkg-deb -c "$out/$v/$deb" | grep -E '__pycache__|\.pyc$'; then
-		echo "$deb holds byte code"
-		return 1
-	fi
-	root_enter "$v" "$dir" || return 1
-	mkdir -p "$dir/root/debs"
-	cp "$out/$v/$deb" "$dir/root/debs/"
-	copy_tree "$here" "$dir/root/src/shardid"
+	root_with_deb "$v" "$dir" "$deb" || return 1
 	root_run "$dir" bash -euc "
 		apt-get update -q
 		for p in shardid-fleet python3-psycopg; do
@@ -262,14 +270,7 @@ test_fleet() {
 # byte code that python3's postinst compiled goes with it).
 test_python() {
 	local v=$1 dir=$run/root-python-$1 rc=0 deb=python3-shardid_${debver}_all.deb
-	if dpkg-deb -c "$out/$v/$deb" | grep -E '__pycache__|\.pyc$'; then
-		echo "$deb holds byte code"
-		return 1
-	fi
-	root_enter "$v" "$dir" || return 1
-	mkdir -p "$dir/root/debs"
-	cp "$out/$v/$deb" "$dir/root/debs/"
-	copy_tree "$here" "$dir/root/src/shardid"
+	root_with_deb "$v" "$dir" "$deb" || return 1
 	root_run "$dir" bash -euc "
 		apt-get update -q
 		if dpkg -s python3-shardid >/dev/null 2>&1; then
