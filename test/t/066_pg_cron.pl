@@ -27,7 +27,8 @@
 #   - a connection over TCP without a password is refused, as pg_cron's
 #     default connection to localhost is: a job scheduled before
 #     cron.host was set keeps nodename = 'localhost' through the restart
-#     and fails with "connection failed";
+#     and when scheduled again under its name, and fails with "connection
+#     failed";
 #   - the doc's unschedule and schedule give it the socket directory, and
 #     its next run succeeds.
 # The two servers wait for three minute boundaries, about 2.5 minutes.
@@ -202,6 +203,10 @@ is($sock->safe_psql('app', q{SHOW cron.host}), $sock->host, 'cron.host is the so
 is($sock->safe_psql('app', q{SELECT jobid, jobname, nodename FROM cron.job}),
 	'1|shardid-partitions|localhost',
 	'the job scheduled before keeps nodename localhost through the restart');
+$sock->safe_psql('app', local_text($sock, $schedule_again));
+is($sock->safe_psql('app', q{SELECT jobid, jobname, nodename FROM cron.job}),
+	'1|shardid-partitions|localhost',
+	'and when scheduled again under the same name');
 
 # ---- The runs ----------------------------------------------------------
 # Wait until $node's job $jobid has $n finished runs; return them
