@@ -320,7 +320,7 @@ CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT shardid_next(5, 'ids_seq'));
 	}
 	my $pm = postmaster_pid($old);
 	my $killed_at = Time::HiRes::time();
-	kill 'KILL', $old->{h}{KIDS}[0]{PID};    # Patroni
+	$old->{h}->signal('KILL');                # Patroni
 	kill 'KILL', $pm;                          # its postmaster
 	kill 'KILL', @ws if @ws;                   # stopped, they would not see it die
 	$old->{dead} = 1;
