@@ -6,7 +6,6 @@ OBJS = \
 	src/clock.o \
 	src/codec.o \
 	src/fence.o \
-	src/floor.o \
 	src/guard.o \
 	src/public_id.o \
 	src/report.o \

@@ -9,7 +9,7 @@ DO $probe$
 BEGIN
 	CREATE FUNCTION @extschema@.shardid_library_probe()
 	RETURNS pg_catalog.void
-	AS 'MODULE_PATHNAME', 'shardid_epoch'
+	AS 'MODULE_PATHNAME', 'shardid_sequence_lower'
 	LANGUAGE C;
 	DROP FUNCTION @extschema@.shardid_library_probe();
 EXCEPTION WHEN undefined_function THEN

@@ -12,6 +12,9 @@
 #ifndef SHARDID_COMPAT_H
 #define SHARDID_COMPAT_H
 
+#include "replication/slot.h"
+#include "replication/walsender_private.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
 
 /* PostgreSQL 17 moved a backend's local transaction ID into MyProc->vxid. */
@@ -62,6 +65,41 @@
 #else
 #define shardid_index_beginscan(heap, index, snapshot, nkeys, norderbys) \
 	index_beginscan(heap, index, snapshot, nkeys, norderbys)
+#endif
+
+/* Does role own relation relid?  PostgreSQL 16 made the check generic. */
+#if PG_VERSION_NUM >= 160000
+#define shardid_rel_ownercheck(relid, role) \
+	object_ownercheck(RelationRelationId, (relid), (role))
+#else
+#define shardid_rel_ownercheck(relid, role)	pg_class_ownercheck((relid), (role))
+#endif
+
+/*
+ * Is the walsender in walsnd (pid) one of a physical standby, as opposed
+ * to a logical subscriber?  PostgreSQL 16 records it in WalSnd; before,
+ * a logical walsender is one that holds a logical replication slot.
+ */
+#if PG_VERSION_NUM >= 160000
+#define shardid_walsnd_is_physical(walsnd, pid) \
+	((walsnd)->kind == REPLICATION_KIND_PHYSICAL)
+#else
+static inline bool
+shardid_walsnd_is_physical(WalSnd *walsnd, pid_t pid)
+{
+	bool		logical = false;
+	int			i;
+
+	LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
+	for (i = 0; i < max_replication_slots && !logical; i++)
+	{
+		ReplicationSlot *s = &ReplicationSlotCtl->replication_slots[i];
+
+		logical = s->in_use && s->active_pid == pid && SlotIsLogical(s);
+	}
+	LWLockRelease(ReplicationSlotControlLock);
+	return !logical;
+}
 #endif
 
 #endif							/* SHARDID_COMPAT_H */

@@ -1,49 +1,70 @@
 /*-------------------------------------------------------------------------
  *
  * fence.c
- *	  The durable fence: where each database keeps it, and how it is read
- *	  and written.
+ *	  The durable fences: where they are kept, and when they are read,
+ *	  advanced and stored.
  *
- * A database's fence is a time field at or before which the database
- * issues no ID again (guard.c keeps every issued ID at or before it).  It
- * lives in the database itself, as the value of the sequence
- * shardid_fence that extension shardid 1.1 creates in its schema, so that
- * PostgreSQL carries it every way it carries the data:
+ * Shared memory does not survive the postmaster, so what keeps IDs apart
+ * across a crash, a failover, a restore or DROP EXTENSION is kept in the
+ * database itself, in two places:
  *
- *	- setval() writes a WAL record, which crash recovery, streaming and
- *	  cascading standbys and point-in-time recovery replay;
- *	- pg_basebackup copies the sequence with the rest of the data
- *	  directory, and the WAL that comes with the backup;
- *	- pg_dump dumps its value (the extension marks it with
- *	  pg_extension_config_dump), and pg_restore sets it;
- *	- pg_upgrade carries it as it carries every sequence.
+ *	- Each sequence carries its own fence, in its own value: a time field
+ *	  at or before which it issued every ID, (value >> 10) - 1.  The guard
+ *	  writes it a lead ahead of the IDs, as setval((fence + 1) << 10), so
+ *	  that nextval goes on from the next block, and nextval() % 1024 stays
+ *	  the low ten bits.  The sequence goes wherever its IDs go: pg_dump -t
+ *	  and -n dump it with its table, DROP EXTENSION leaves it, every table
+ *	  that shares it shares its fence, and WAL, standbys, base backups and
+ *	  point-in-time recovery carry it as they carry the sequence.  It holds
+ *	  back that sequence only: a value that its owner (or a restore, or
+ *	  anyone with UPDATE on it) sets moves no other sequence, and never the
+ *	  database's fence.
+ *	- Each database keeps a fence too, in the sequence shardid_fence of
+ *	  the extension's schema: at or after every sequence's fence, so that
+ *	  a sequence whose value was set back (its owner's setval, or a
+ *	  restore into the database in use, failed or not) or that was dropped
+ *	  and made again still starts after every ID the database issued.  It
+ *	  is not extension configuration: no dump carries it and no restore
+ *	  sets it, so that nothing but the guard ever lowers it, and
+ *	  shardid_fence_lower for a superuser.
  *
- * A sequence is written outside transactions: a fence written by a
- * transaction that rolls back stays written, as it must, since the IDs it
- * covered may already have been handed out.  There is one exception: a
- * sequence created (or given a new relfilenode) in the current transaction
- * disappears with it if it rolls back, so a fence written there is not
- * durable until commit; shardid_fence_is_transactional() tells the guard.
- * setval() does not wait for its WAL record to reach the disk, so
- * shardid_fence_flush() flushes it, and waits for synchronous standbys as
- * a commit would, except that the wait ends the statement with 57014 when
- * it is cancelled or times out (a commit's wait cannot, but a fence that
- * the standbys have not acknowledged must not be used).
+ * The protocol (shardid_seq_fence_advance):
  *
- * Writers of one database's fence are serialized by a self-conflicting
- * lock on the sequence itself (ShareUpdateExclusiveLock), held only for
- * the read, the compare and the write: whichever shared-memory entry a
- * backend works through, it never writes a value below the stored one.
+ *	- No ID goes past its sequence's fence as this server made it durable
+ *	  (one comparison on the hot path, guard.c).  When an ID comes within a
+ *	  quarter of the lead of it, the backend that issued it writes a new
+ *	  one, the lead past the ID or the clock, after the ID; an ID past it
+ *	  waits for the write.
+ *	- A write takes the sequence's lock (a self-conflicting heavyweight
+ *	  lock that only its owner, a superuser and the guard can take:
+ *	  nextval and readers never conflict with it), reads the value, and
+ *	  moves it only forward; if the new fence passes the database's, it
+ *	  takes the database fence's lock too (always in that order) and writes
+ *	  that a quarter of the lead further.  Then one flush, and the wait
+ *	  for the standbys: synchronous ones as a commit waits, every other
+ *	  connected streaming standby for at most shardid.standby_wait.  Only
+ *	  then is the new fence published, and the locks released.
+ *	- setval writes a WAL record that no rollback undoes, as it must: the
+ *	  IDs it covers may already have been handed out.  A sequence created
+ *	  or given a new file in the current transaction is the exception (a
+ *	  rollback takes its value with it): the database's fence covers such
+ *	  a sequence's IDs, and a rollback makes its slot write again.
+ *	- When a slot is made, and whenever a value of its sequence jumps past
+ *	  what this server knows (a setval, a restore, a copy from another
+ *	  server), the slot starts after the value's fence (guard.c).
  *
- * Beside the fence, version 1.2 keeps two more sequences of the same kind:
- * shardid_epoch, the database's epoch (Unix ms), and shardid_fence_lead,
- * how far the stored fence may lie ahead of the newest ID (the lead and a
- * quarter in force when it was written), so that a start judges the fence
- * by the lead it was written with.
+ * The database's fence (shardid_fence_load and the writes above) is read
+ * when a database is first used after a start, judged by the lead it was
+ * written with (shardid_fence_lead, recorded before the fence when the
+ * lead grows and after it when it shrinks), and its slots start at it.
+ * Beside it, shardid_epoch holds the database's epoch; that one is
+ * extension configuration, so that a restored database keeps its epoch.
  *
- * The sequence belongs to the extension's owner and no one else may read
- * or write it; the functions here switch to the owner for the one call
- * that does, as SECURITY DEFINER would.
+ * The extension's sequences belong to the extension's owner, and a user's
+ * sequence to its owner: the functions here switch to the owner for the
+ * one call that reads or writes it, as SECURITY DEFINER would, and in a
+ * security-restricted operation.  setval and reading a sequence run no
+ * code any role defined.
  *
  * src/fence.c
  *
@@ -60,16 +81,20 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_sequence.h"
+#include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "replication/slot.h"
+#include "replication/syncrep.h"
+#include "replication/walsender.h"
 #include "replication/walsender_private.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
-#include "replication/syncrep.h"
-#include "replication/walsender.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
@@ -78,9 +103,50 @@
 #include "utils/syscache.h"
 #include "utils/wait_event.h"
 
+#include "clock.h"
 #include "compat.h"
-
 #include "fence.h"
+#include "report.h"
+
+/* The value of the last fence a sequence can carry: the horizon's */
+#define SHARDID_FENCE_VALUE_MAX ((SHARDID_MAX_TIME_MS + 1) << SHARDID_SEQ_BITS)
+
+/* Settings */
+int			shardid_fence_lead = 500;
+int			shardid_standby_wait = 1000;
+int			shardid_debug_fence_write_delay = 0;
+int64		shardid_fence_margin = 125;
+int64		shardid_fence_slack = 625;
+
+void
+shardid_fence_lead_assign(int newval, void *extra)
+{
+	shardid_fence_margin = Max(newval / 4, 1);
+	shardid_fence_slack = newval + shardid_fence_margin;
+}
+
+/*
+ * This transaction created, updated or set the epoch of the database's
+ * fence: when it ends, whichever way, the next call in the database reads
+ * the fence again.  Whoever commits a prepared transaction would not tell
+ * the guard, so such a transaction cannot be prepared.
+ */
+static bool reload_at_xact_end = false;
+
+/*
+ * Sequences whose fence this transaction wrote while they were new in it
+ * (created, or given a new file): a rollback takes the value back, so
+ * their slots must write again.  A few; more only make more slots write.
+ */
+#define XACT_SEQS_MAX 16
+static Oid	xact_seqs[XACT_SEQS_MAX];
+static int	xact_nseqs = 0;
+static bool xact_seqs_overflow = false;
+
+/* ----------------------------------------------------------------
+ * Where the database's fence is kept
+ * ----------------------------------------------------------------
+ */
 
 /* The schema of extension extoid. */
 static Oid
@@ -158,39 +224,24 @@ shardid_fence_invalidate(Oid relid)
 		memset(member_cache, 0, sizeof(member_cache));
 }
 
-Oid
-shardid_fence_member(const char *relname)
+static Oid
+member(int i)
 {
-	int			i;
-
-	for (i = 0; i < (int) MEMBER_COUNT; i++)
-	{
-		if (strcmp(member_names[i], relname) == 0)
-		{
-			if (!OidIsValid(member_cache[i]))
-				member_cache[i] = member_lookup(relname);
-			return member_cache[i];
-		}
-	}
-	return member_lookup(relname);
+	if (!OidIsValid(member_cache[i]))
+		member_cache[i] = member_lookup(member_names[i]);
+	return member_cache[i];
 }
 
-bool
-shardid_fence_is(Oid relid)
-{
-	if (!OidIsValid(member_cache[0]))
-		member_cache[0] = member_lookup(SHARDID_FENCE_RELNAME);
-	return OidIsValid(relid) && relid == member_cache[0];
-}
+#define fence_relid()	member(0)
+#define epoch_relid()	member(1)
+#define lead_relid()	member(2)
 
-Oid
-shardid_fence_relid(void)
-{
-	return shardid_fence_member(SHARDID_FENCE_RELNAME);
-}
-
-bool
-shardid_fence_is_transactional(Oid relid)
+/*
+ * Is a write to relid undone if the current transaction rolls back?  True
+ * for a sequence created, or given a new file, in this transaction.
+ */
+static bool
+is_transactional(Oid relid)
 {
 	Relation	rel = RelationIdGetRelation(relid);
 	bool		result;
@@ -203,14 +254,19 @@ shardid_fence_is_transactional(Oid relid)
 	return result;
 }
 
-Oid
-shardid_fence_lock(bool wait, bool *waited)
+/*
+ * Take the lock that serializes every reader and writer of the current
+ * database's fence, and return the fence's relid; InvalidOid if the
+ * database has no fence or, with wait false, another backend holds the
+ * lock.  Only the extension's owner (and superusers) can take a lock on
+ * the sequence that conflicts: nextval and pg_dump never do.
+ */
+static Oid
+db_fence_lock(bool wait)
 {
-	if (waited)
-		*waited = false;
 	for (;;)
 	{
-		Oid			relid = shardid_fence_relid();
+		Oid			relid = fence_relid();
 
 		if (!OidIsValid(relid))
 			return InvalidOid;
@@ -218,13 +274,11 @@ shardid_fence_lock(bool wait, bool *waited)
 		{
 			if (!wait)
 				return InvalidOid;
-			if (waited)
-				*waited = true;
 			LockRelationOid(relid, ShareUpdateExclusiveLock);
 		}
 
 		/* the lock brought in invalidations: is it still the fence? */
-		if (shardid_fence_relid() == relid)
+		if (fence_relid() == relid)
 			return relid;
 		UnlockRelationOid(relid, ShareUpdateExclusiveLock);
 		if (!wait)
@@ -232,15 +286,20 @@ shardid_fence_lock(bool wait, bool *waited)
 	}
 }
 
-void
-shardid_fence_unlock(Oid relid)
+static void
+db_fence_unlock(Oid relid)
 {
 	UnlockRelationOid(relid, ShareUpdateExclusiveLock);
 }
 
-/* Switch to the owner of relid; returns what to switch back to. */
-static void
-become_owner(Oid relid, Oid *save_userid, int *save_sec_context)
+/* ----------------------------------------------------------------
+ * Reading and writing a sequence, as its owner
+ * ----------------------------------------------------------------
+ */
+
+/* The owner of relation relid. */
+static Oid
+rel_owner(Oid relid)
 {
 	HeapTuple	tuple;
 	Oid			owner;
@@ -249,25 +308,35 @@ become_owner(Oid relid, Oid *save_userid, int *save_sec_context)
 	if (!HeapTupleIsValid(tuple))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("shardid's fence sequence (OID %u) does not exist", relid)));
+				 errmsg("relation with OID %u does not exist", relid)));
 	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
 	ReleaseSysCache(tuple);
+	return owner;
+}
+
+/* Switch to the owner of relid; returns what to switch back to. */
+static Oid
+become_owner(Oid relid, Oid *save_userid, int *save_sec_context)
+{
+	Oid			owner = rel_owner(relid);
 
 	GetUserIdAndSecContext(save_userid, save_sec_context);
 	SetUserIdAndSecContext(owner, *save_sec_context |
 						   SECURITY_LOCAL_USERID_CHANGE |
 						   SECURITY_RESTRICTED_OPERATION);
+	return owner;
 }
 
-int64
-shardid_seq_read(Oid relid)
+/* The value of sequence relid, or *called false if it has none yet. */
+static int64
+seq_read(Oid relid, bool *called)
 {
 	LOCAL_FCINFO(fcinfo, 1);
 	Oid			save_userid;
 	int			save_sec_context;
 	Datum		result;
 
-	become_owner(relid, &save_userid, &save_sec_context);
+	(void) become_owner(relid, &save_userid, &save_sec_context);
 	InitFunctionCallInfoData(*fcinfo, NULL, 1, InvalidOid, NULL, NULL);
 	fcinfo->args[0].value = ObjectIdGetDatum(relid);
 	fcinfo->args[0].isnull = false;
@@ -275,20 +344,125 @@ shardid_seq_read(Oid relid)
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 
 	/* NULL: never set since the sequence was created */
-	return fcinfo->isnull ? -1 : DatumGetInt64(result);
+	*called = !fcinfo->isnull;
+	return fcinfo->isnull ? 0 : DatumGetInt64(result);
 }
 
-void
-shardid_seq_write(Oid relid, int64 value)
+/* The value stored in one of the extension's sequences, or -1 if none. */
+static int64
+member_read(Oid relid)
+{
+	bool		called;
+	int64		value = seq_read(relid, &called);
+
+	return called ? value : -1;
+}
+
+/* Store value in sequence relid, as its owner; not yet flushed. */
+static void
+seq_write(Oid relid, int64 value)
 {
 	Oid			save_userid;
 	int			save_sec_context;
 
-	become_owner(relid, &save_userid, &save_sec_context);
+	(void) become_owner(relid, &save_userid, &save_sec_context);
 	(void) DirectFunctionCall2(setval_oid, ObjectIdGetDatum(relid),
 							   Int64GetDatum(value));
 	SetUserIdAndSecContext(save_userid, save_sec_context);
 }
+
+/*
+ * Write the fence f into a user's sequence, as its owner: setval(seq,
+ * (f + 1) << 10, false), so that the next nextval returns the first value
+ * of the block after f.  is_called false leaves the session's currval and
+ * lastval at the value its own nextval returned, as if the guard had not
+ * been there; pg_dump carries it as it is.
+ */
+static void
+seq_write_fence(Oid seqid, int64 f)
+{
+	Oid			save_userid;
+	int			save_sec_context;
+
+	(void) become_owner(seqid, &save_userid, &save_sec_context);
+	(void) DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(seqid),
+							   Int64GetDatum((f + 1) << SHARDID_SEQ_BITS),
+							   BoolGetDatum(false));
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/*
+ * What the guard needs of a user's sequence before it writes a fence into
+ * it: that its values go up by 1 to 1024 (a fence in a sequence that goes
+ * down, or jumps blocks, would not hold), that it can hold value, and that
+ * its owner may setval it.  Returns how many blocks one backend's cached
+ * values span, which a value may run ahead of the others'.
+ */
+static int64
+seq_check(Oid seqid, int64 value)
+{
+	HeapTuple	tuple;
+	Form_pg_sequence seq;
+	int64		increment;
+	int64		max;
+	int64		cache;
+	Oid			owner;
+
+	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqid));
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("sequence with OID %u does not exist", seqid)));
+	seq = (Form_pg_sequence) GETSTRUCT(tuple);
+	increment = seq->seqincrement;
+	max = seq->seqmax;
+	cache = seq->seqcache;
+	ReleaseSysCache(tuple);
+
+	if (increment < 1 || increment > SHARDID_SEQ_PER_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
+						get_rel_name(seqid)),
+				 errdetail("shardid_next keeps each sequence's fence in its value, which must go up by 1 to %d a call; sequence \"%s\" has INCREMENT BY %lld.",
+						   SHARDID_SEQ_PER_MS, get_rel_name(seqid),
+						   (long long) increment),
+				 errhint("Use a sequence with INCREMENT BY 1: ALTER SEQUENCE %s INCREMENT BY 1.",
+						 quote_identifier(get_rel_name(seqid)))));
+	if (Max(value, SHARDID_FENCE_VALUE_MAX) > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
+						get_rel_name(seqid)),
+				 errdetail("shardid_next keeps each sequence's fence in its value, which reaches %lld (2^50) by the horizon; the sequence's maximum is %lld.",
+						   (long long) SHARDID_FENCE_VALUE_MAX, (long long) max),
+				 errhint("Use a bigint sequence without a lower MAXVALUE: ALTER SEQUENCE %s AS bigint NO MAXVALUE.",
+						 quote_identifier(get_rel_name(seqid)))));
+
+	owner = rel_owner(seqid);
+	if (pg_class_aclcheck(seqid, owner, ACL_UPDATE) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the owner of sequence \"%s\" may not update it",
+						get_rel_name(seqid)),
+				 errdetail("shardid_next writes each sequence's durable fence into it as its owner, \"%s\", who lacks the UPDATE privilege on it.",
+						   GetUserNameFromId(owner, false)),
+				 errhint("GRANT UPDATE ON SEQUENCE %s TO %s.",
+						 quote_identifier(get_rel_name(seqid)),
+						 quote_identifier(GetUserNameFromId(owner, false)))));
+
+	/*
+	 * Backends that cache values each take a run of cache values at once,
+	 * and hand them out in any order with the others': a value may come
+	 * some runs ahead of the highest one the guard has seen.
+	 */
+	return 2 * ((Max(cache, 1) * increment + SHARDID_SEQ_PER_MS - 1) / SHARDID_SEQ_PER_MS) + 2;
+}
+
+/* ----------------------------------------------------------------
+ * Flushing, and waiting for the standbys
+ * ----------------------------------------------------------------
+ */
 
 /*
  * Are synchronous standbys configured?  As the server says, whatever this
@@ -298,7 +472,7 @@ shardid_seq_write(Oid relid, int64 value)
  * shared memory, the setting itself says.
  */
 static bool
-standbys_defined(void)
+sync_standbys_defined(void)
 {
 	bool		defined;
 
@@ -316,7 +490,7 @@ standbys_defined(void)
  * asks for remote_apply)?  From the shared state the WAL senders keep.
  */
 static bool
-standbys_have(XLogRecPtr lsn)
+sync_standbys_have(XLogRecPtr lsn)
 {
 	int			mode = synchronous_commit == SYNCHRONOUS_COMMIT_REMOTE_APPLY ?
 		SYNC_REP_WAIT_APPLY : SYNC_REP_WAIT_FLUSH;
@@ -328,24 +502,884 @@ standbys_have(XLogRecPtr lsn)
 	return done;
 }
 
-void
-shardid_fence_flush(void)
+/*
+ * Has every connected streaming standby received lsn (written it to its
+ * WAL)?  Logical walsenders do not count: a subscriber replays no
+ * sequence.
+ */
+static bool
+standbys_received(XLogRecPtr lsn)
 {
-	XLogRecPtr	lsn = XactLastRecEnd;
+	int			i;
+
+	for (i = 0; i < max_wal_senders; i++)
+	{
+		WalSnd	   *walsnd = &WalSndCtl->walsnds[i];
+		pid_t		pid;
+		WalSndState state;
+		XLogRecPtr	write;
+
+		SpinLockAcquire(&walsnd->mutex);
+		pid = walsnd->pid;
+		state = walsnd->state;
+		write = walsnd->write;
+		SpinLockRelease(&walsnd->mutex);
+		if (pid == 0 || state != WALSNDSTATE_STREAMING || write >= lsn)
+			continue;
+		if (!shardid_walsnd_is_physical(walsnd, pid))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Flush this backend's WAL up to lsn and wait for the standbys: until the
+ * synchronous ones have flushed it (applied it, with synchronous_commit =
+ * remote_apply), whatever this session's synchronous_commit says, and
+ * until every other connected streaming standby has received it, for at
+ * most shardid.standby_wait.  Polls rather than queues as a commit does:
+ * a fence write is rare, and a cancel, statement_timeout or the
+ * postmaster's death must end this wait (57014), with nothing published
+ * past what the synchronous standbys hold.  Returns false if it stopped
+ * waiting for a standby at shardid.standby_wait.
+ */
+static bool
+fence_flush(XLogRecPtr lsn)
+{
+	TimestampTz until;
 
 	XLogFlush(lsn);
+	while (sync_standbys_defined() && !sync_standbys_have(lsn))
+		shardid_clock_pause(1000);
+
+	if (shardid_standby_wait <= 0 || max_wal_senders == 0 || standbys_received(lsn))
+		return true;
+	until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), shardid_standby_wait);
+	for (;;)
+	{
+		shardid_clock_pause(1000);
+		if (standbys_received(lsn))
+			return true;
+		if (GetCurrentTimestamp() >= until)
+			return false;
+	}
+}
+
+/* ----------------------------------------------------------------
+ * The database's fence
+ * ----------------------------------------------------------------
+ */
+
+static inline bool
+db_is_mine(GuardDb *db)
+{
+	return db->dbid == MyDatabaseId;
+}
+
+/*
+ * The epoch stored for the current database, Unix ms; *free says the
+ * database has no epoch of its own (shardid 1.1, not yet updated), so that
+ * each call keeps its own as it did there.
+ */
+static int64
+stored_epoch_of(bool *free)
+{
+	Oid			relid = epoch_relid();
+	int64		epoch = OidIsValid(relid) ? member_read(relid) : -1;
+
+	if (free)
+		*free = !OidIsValid(relid);
+	return epoch >= 0 ? epoch : SHARDID_DEFAULT_EPOCH_UNIX_MS;
+}
+
+int64
+shardid_fence_epoch(void)
+{
+	return stored_epoch_of(NULL);
+}
+
+/* The lead record of the stored fence, or 0 if there is none. */
+static int64
+stored_slack(void)
+{
+	Oid			relid = lead_relid();
+	int64		slack = OidIsValid(relid) ? member_read(relid) : -1;
+
+	return slack > 0 ? slack : 0;
+}
+
+int64
+shardid_fence_stored(void)
+{
+	Oid			relid = fence_relid();
+
+	return OidIsValid(relid) ? member_read(relid) : -1;
+}
+
+/*
+ * Store value as the database's fence in relid unless the stored one is
+ * already at or past it, with the lead it is written with; not flushed.
+ * The caller holds the fence lock, so that the compare and the write are
+ * one step for every writer of the database.  Returns the stored fence,
+ * which is at least value.
+ */
+static int64
+db_fence_store(Oid relid, int64 value, int64 slack)
+{
+	int64		disk = member_read(relid);
+	Oid			lrelid;
+	int64		lead_disk = -1;
+
+	if (value <= disk)
+		return disk;
+	if (shardid_debug_fence_write_delay > 0)
+		shardid_clock_sleep_ms(shardid_debug_fence_write_delay);
 
 	/*
-	 * Poll rather than queue as a commit does: a fence write is rare (one
-	 * per lead), and a cancel, statement_timeout or the postmaster's death
-	 * must end this wait, with nothing published past what the standbys
-	 * hold.
+	 * The lead record must never say less than the lead of the stored
+	 * fence, whichever write a crash keeps: a larger lead is recorded
+	 * before the fence, a smaller one after it.  Every sequence's fence is
+	 * at or before the database's, so the record covers theirs too.
 	 */
-	while (standbys_defined() && !standbys_have(lsn))
+	lrelid = lead_relid();
+	if (OidIsValid(lrelid))
+		lead_disk = member_read(lrelid);
+	if (OidIsValid(lrelid) && slack > lead_disk)
+		seq_write(lrelid, slack);
+	seq_write(relid, value);
+	if (OidIsValid(lrelid) && slack < lead_disk)
+		seq_write(lrelid, slack);
+	return value;
+}
+
+/* How long the database's last fence write took, and its lead. */
+static int64
+db_lag(GuardDb *db)
+{
+	int64		lag;
+
+	SpinLockAcquire(&db->mutex);
+	lag = db->write_lag_ms;
+	SpinLockRelease(&db->mutex);
+	return lag;
+}
+
+/*
+ * Before a write with this lead (and quarter, and lag): remember it, so
+ * that a start at a value it leaves behind, even if its wait is cancelled,
+ * is judged by it.
+ */
+static void
+db_slack_written(GuardDb *db, int64 slack)
+{
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db) && slack > db->slack_written)
+		db->slack_written = slack;
+	SpinLockRelease(&db->mutex);
+}
+
+/* After a write that took took_ms: remember it, and count it. */
+static void
+db_wrote(GuardDb *db, int64 took_ms, bool db_write, bool required, bool timed_out)
+{
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 1L, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
+		db->write_lag_ms = Min(took_ms, 60 * 1000);
+		db->fence_writes += db_write;
+		db->write_waits += required;
+		db->standby_timeouts += timed_out;
 	}
+	SpinLockRelease(&db->mutex);
+}
+
+/* The next call in this database reads its fence again. */
+static void
+request_reload(void)
+{
+	GuardDb    *db;
+
+	if (!shardid_shared)
+		return;
+	db = shardid_db_current();
+	if (db == NULL)
+		return;
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db) &&
+		pg_atomic_read_u32(&db->state) != GUARD_FENCE_UNKNOWN)
+		pg_atomic_write_u32(&db->state, GUARD_FENCE_RELOAD);
+	SpinLockRelease(&db->mutex);
+	shardid_db_touch(db);
+}
+
+void
+shardid_fence_load(GuardDb *db)
+{
+	Oid			relid;
+	int64		disk;
+	int64		fence;
+	int64		known;
+	int64		published;
+	int64		epoch;
+	int64		slack;
+	bool		wrote = false;
+	bool		timed_out = false;
+	bool		transactional;
+	bool		epoch_free;
+	uint32		state;
+	TimestampTz started = GetCurrentTimestamp();
+
+	/* the fence lock serializes loads and writes; its wait can be cancelled */
+	relid = db_fence_lock(true);
+
+	state = pg_atomic_read_u32(&db->state);
+	if (!db_is_mine(db) ||
+		(state != GUARD_FENCE_UNKNOWN && state != GUARD_FENCE_RELOAD))
+	{
+		if (OidIsValid(relid))
+			db_fence_unlock(relid);
+		return;
+	}
+
+	if (!OidIsValid(relid))
+	{
+		SpinLockAcquire(&db->mutex);
+		if (db_is_mine(db))
+		{
+			db->epoch = SHARDID_DEFAULT_EPOCH_UNIX_MS;
+			db->epoch_free = true;
+			pg_atomic_write_u32(&db->state, GUARD_FENCE_NONE);
+		}
+		SpinLockRelease(&db->mutex);
+		shardid_db_touch(db);
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("database \"%s\" has no durable fence for shardid",
+						get_database_name(MyDatabaseId)),
+				 errdetail("Extension shardid is older than version 1.1 here: each sequence keeps its own fence, but a sequence that is set back or made again after it was dropped is not held back by the database's."),
+				 errhint("Run ALTER EXTENSION shardid UPDATE in this database.")));
+		return;
+	}
+
+	transactional = is_transactional(relid);
+	disk = member_read(relid);
+	epoch = stored_epoch_of(&epoch_free);
+	slack = stored_slack();
+
+	/*
+	 * What the server knows was issued here, and the fence it published:
+	 * other backends may have issued up to that without the lock.  A fence
+	 * read back (after CREATE EXTENSION, or from another entry) must cover
+	 * both: the lead past the IDs, and at least the published fence, but
+	 * not the lead past that, which would put it further ahead of the
+	 * clock than its lead record says.
+	 */
+	known = shardid_db_known_max(db);
+	published = guard_fence_read(db);
+	fence = disk;
+	if (Max(known, published) > disk)
+	{
+		int64		new_slack = shardid_fence_slack + db_lag(db);
+		int64		value = Max(known + shardid_fence_lead + db_lag(db), published);
+
+		fence = db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS), new_slack);
+		wrote = true;
+	}
+	else if (!transactional && disk >= 0)
+	{
+		/*
+		 * A fence this backend did not write may not be durable yet: the
+		 * write of a backend whose wait for the standbys was cancelled, or
+		 * a commit made with synchronous_commit off.  Write it again (one
+		 * small record, after every record it depends on) before it is
+		 * used.
+		 */
+		seq_write(relid, disk);
+		wrote = true;
+	}
+	if (wrote)
+		timed_out = !fence_flush(XactLastRecEnd);
+	if (transactional)
+		reload_at_xact_end = true;
+
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db) && pg_atomic_read_u32(&db->state) != state)
+	{
+		/* handed over and back meanwhile: read it again */
+		SpinLockRelease(&db->mutex);
+		db_fence_unlock(relid);
+		return;
+	}
+	if (db_is_mine(db))
+	{
+		if (state == GUARD_FENCE_UNKNOWN)
+		{
+			/* judged by the lead the stored fence was written with */
+			db->start = Max(db->start, disk);
+			db->start_slack = slack;
+		}
+		db->epoch = epoch;
+		db->epoch_free = epoch_free;
+		/* a fence a rollback could undo is published to no one */
+		if (!transactional)
+			pg_atomic_write_u64(&db->fence, (uint64) fence);
+		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
+	}
+	SpinLockRelease(&db->mutex);
+	if (wrote)
+		db_wrote(db, (GetCurrentTimestamp() - started) / 1000, true, false, timed_out);
+	db_fence_unlock(relid);
+	shardid_db_touch(db);
+}
+
+/* What db_fence_cover() found. */
+typedef enum DbCover
+{
+	DB_COVERED,					/* *limit: the fence published, or written
+								 * (*publish) under the lock *relid */
+	DB_NONE,					/* no database fence to keep */
+	DB_MINE,					/* a fence new in this transaction, written:
+								 * this backend's alone until it commits */
+	DB_BUSY						/* the lock is taken: wait for it with no
+								 * other lock held, then try again */
+} DbCover;
+
+/*
+ * Within a sequence's fence write, with the sequence's lock held: make the
+ * database's fence cover seq_fence, if the database has one to keep.
+ * Writes, does not flush: the caller flushes once for both, and then
+ * publishes *publish (with the lock *relid still held, which the caller
+ * releases).  *limit is the database fence the slot's fence may go up to
+ * for every backend.  Never waits for the database fence's lock, which a
+ * transaction that dropped the extension holds to its end while it may
+ * want this sequence's: DB_BUSY tells the caller to let go of the
+ * sequence first.
+ */
+static DbCover
+db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
+			   int64 *publish, int64 *limit)
+{
+	int64		published;
+	int64		disk;
+	int64		value;
+	int64		lag;
+
+	*relid = InvalidOid;
+	*publish = -1;
+	*limit = INT64_MAX;
+	if (pg_atomic_read_u32(&db->state) == GUARD_FENCE_NONE)
+		return DB_NONE;
+	published = guard_fence_read(db);
+	*limit = published;
+	if (seq_fence <= published)
+		return DB_COVERED;
+
+	/* early writers skip the lock while another write is under way */
+	if (!required && pg_atomic_read_u32(&db->writing) != 0)
+		return DB_COVERED;
+	*relid = db_fence_lock(false);
+	if (!OidIsValid(*relid))
+	{
+		if (!OidIsValid(fence_relid()))
+		{
+			*limit = INT64_MAX;
+			return DB_NONE;
+		}
+		return required ? DB_BUSY : DB_COVERED;
+	}
+
+	/*
+	 * The stored fence may be later than this server knows: a write
+	 * through another entry of this database, or one whose wait for the
+	 * standbys was cancelled.  The database's slots start again from it,
+	 * as after a restart, judged by the lead it was written with.
+	 */
+	disk = member_read(*relid);
+	if (disk > published && !is_transactional(*relid))
+	{
+		int64		disk_slack = stored_slack();
+
+		SpinLockAcquire(&db->mutex);
+		if (db_is_mine(db))
+		{
+			db->start = Max(db->start, disk);
+			db->start_slack = disk_slack;
+		}
+		SpinLockRelease(&db->mutex);
+		shardid_db_touch(db);
+		published = disk;
+		*limit = disk;
+		if (seq_fence <= disk)
+		{
+			*publish = disk;
+			return DB_COVERED;
+		}
+	}
+
+	lag = db_lag(db);
+	value = Min(seq_fence + shardid_fence_margin, SHARDID_MAX_TIME_MS);
+	if (is_transactional(*relid))
+	{
+		/*
+		 * The fence this transaction made: written, so that it covers the
+		 * sequence once the transaction commits, and published to no one,
+		 * as a rollback takes it back.  Other backends keep to the fence
+		 * they know.
+		 */
+		(void) db_fence_store(*relid, value, shardid_fence_slack + lag);
+		return DB_MINE;
+	}
+	pg_atomic_write_u32(&db->writing, 1);
+	*publish = db_fence_store(*relid, value, shardid_fence_slack + lag);
+	*limit = *publish;
+	return DB_COVERED;
+}
+
+/*
+ * Fences of sequences that this backend alone may issue up to, until its
+ * transaction ends: written under a database fence new in the transaction
+ * (DROP and CREATE EXTENSION in one transaction, not yet committed), which
+ * no other backend may rely on.
+ */
+typedef struct OwnFence
+{
+	Oid			seqid;
+	int64		fence;
+} OwnFence;
+
+static OwnFence own_fences[XACT_SEQS_MAX];
+static int	own_nfences = 0;
+
+static void
+own_fence_set(Oid seqid, int64 fence)
+{
+	int			i;
+
+	for (i = 0; i < own_nfences; i++)
+	{
+		if (own_fences[i].seqid == seqid)
+		{
+			own_fences[i].fence = Max(own_fences[i].fence, fence);
+			return;
+		}
+	}
+	if (own_nfences < XACT_SEQS_MAX)
+	{
+		own_fences[own_nfences].seqid = seqid;
+		own_fences[own_nfences].fence = fence;
+		own_nfences++;
+	}
+}
+
+int64
+shardid_fence_own(Oid seqid)
+{
+	int			i;
+
+	for (i = 0; i < own_nfences; i++)
+		if (own_fences[i].seqid == seqid)
+			return own_fences[i].fence;
+	return -1;
+}
+
+/* ----------------------------------------------------------------
+ * A sequence's fence
+ * ----------------------------------------------------------------
+ */
+
+/* Remember that this transaction wrote the fence of a sequence new in it. */
+static void
+remember_xact_seq(Oid seqid)
+{
+	int			i;
+
+	for (i = 0; i < xact_nseqs; i++)
+		if (xact_seqs[i] == seqid)
+			return;
+	if (xact_nseqs < XACT_SEQS_MAX)
+		xact_seqs[xact_nseqs++] = seqid;
+	else
+		xact_seqs_overflow = true;
+}
+
+void
+shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
+						  int64 epoch, bool required)
+{
+	GuardDb    *db = slot->db;
+	int64		seq_hi;
+	int64		hi_slack;
+	int64		value;
+	int64		value_fence;
+	int64		now_field;
+	int64		target;
+	int64		new_fence;
+	int64		db_limit;
+	int64		db_publish;
+	Oid			db_relid;
+	DbCover		cover;
+	bool		called;
+	bool		moved = false;
+	bool		timed_out;
+	TimestampTz started;
+
+retry:
+	/* one writer of the sequence's fence at a time */
+	if (!ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock))
+	{
+		if (!required)
+		{
+			SpinLockAcquire(&slot->mutex);
+			if (guard_slot_key_word(slot) == key)
+				slot->flags &= ~GUARD_SLOT_WRITING;
+			SpinLockRelease(&slot->mutex);
+			return;
+		}
+		LockRelationOid(seqid, ShareUpdateExclusiveLock);
+	}
+	started = GetCurrentTimestamp();
+
+	/* still needed?  Another backend may have written meanwhile. */
+	SpinLockAcquire(&slot->mutex);
+	if (guard_slot_key_word(slot) != key ||
+		field <= (required ? Max(slot->fence, shardid_fence_own(seqid)) :
+				  slot->fence - shardid_fence_margin))
+	{
+		if (guard_slot_key_word(slot) == key && !required)
+			slot->flags &= ~GUARD_SLOT_WRITING;
+		SpinLockRelease(&slot->mutex);
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		return;
+	}
+	seq_hi = slot->seq_hi;
+	hi_slack = slot->hi_slack;
+	SpinLockRelease(&slot->mutex);
+
+	/*
+	 * The sequence as it stands.  A value that jumped past what this
+	 * server knows (a setval, a restore while the server runs) is a fence
+	 * this server did not write: the slot starts after it.  (A value set
+	 * with is_called false reads as none; nextval tells the slot of it.)
+	 */
+	value = seq_read(seqid, &called);
+	value_fence = called ? shardid_value_fence(value) : -1;
+	if (called && (value >> SHARDID_SEQ_BITS) > seq_hi + hi_slack)
+		moved = true;
+
+	/*
+	 * The lead past the ID or the clock, and as far again as the last
+	 * write took; and past every value of the sequence seen, so that the
+	 * value only goes forward.  Always a record of this backend's own,
+	 * after every record the value depends on, so that one flush of it
+	 * makes the fence durable.
+	 */
+	now_field = shardid_clock_now_ms() - epoch;
+	target = Max(Max(field, now_field) + shardid_fence_lead + db_lag(db),
+				 Max(value_fence + 1, seq_hi));
+	target = Min(target, SHARDID_MAX_TIME_MS);
+	hi_slack = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	db_slack_written(db, shardid_fence_slack + db_lag(db));
+	seq_write_fence(seqid, target);
+	new_fence = target;
+	if (is_transactional(seqid))
+		remember_xact_seq(seqid);
+
+	/* the database's fence at or after it, where it can be */
+	cover = db_fence_cover(db, new_fence, required, &db_relid, &db_publish, &db_limit);
+	if (cover == DB_BUSY)
+	{
+		/*
+		 * Wait for the database fence's lock with no other lock held, and
+		 * then begin again.  What was written stays written: the value
+		 * only went forward.
+		 */
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		db_relid = db_fence_lock(true);
+		if (OidIsValid(db_relid))
+			db_fence_unlock(db_relid);
+		goto retry;
+	}
+
+	timed_out = !fence_flush(XactLastRecEnd);
+
+	if (db_publish >= 0)
+	{
+		SpinLockAcquire(&db->mutex);
+		if (db_is_mine(db) && db_publish > guard_fence_read(db))
+			pg_atomic_write_u64(&db->fence, (uint64) db_publish);
+		SpinLockRelease(&db->mutex);
+	}
+	if (OidIsValid(db_relid))
+	{
+		if (cover == DB_COVERED && db_publish >= 0)
+			pg_atomic_write_u32(&db->writing, 0);
+		db_fence_unlock(db_relid);
+	}
+	if (cover == DB_MINE)
+	{
+		own_fence_set(seqid, new_fence);
+		reload_at_xact_end = true;
+	}
+
+	SpinLockAcquire(&slot->mutex);
+	if (guard_slot_key_word(slot) == key)
+	{
+		if (moved)
+		{
+			guard_slot_start_at(slot, value_fence, slot->db_slack);
+			slot->seq_hi = Max(slot->seq_hi, value >> SHARDID_SEQ_BITS);
+		}
+		guard_slot_set_fence(slot, Max(slot->fence, Min(new_fence, db_limit)),
+							 shardid_fence_margin);
+		slot->written = Max(slot->written, new_fence);
+		slot->seq_hi = Max(slot->seq_hi, new_fence + 1);
+		slot->hi_slack = hi_slack;
+		slot->fence_writes++;
+		slot->flags &= ~GUARD_SLOT_WRITING;
+		SpinLockRelease(&slot->mutex);
+	}
+	else
+	{
+		/* evicted meanwhile: what it left behind learns of the write */
+		SpinLockRelease(&slot->mutex);
+		shardid_ghost_wrote(seqid, new_fence, Min(new_fence, db_limit));
+	}
+
+	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
+			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
+	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+}
+
+/* ----------------------------------------------------------------
+ * Transactions
+ * ----------------------------------------------------------------
+ */
+
+void
+shardid_fence_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_PREPARE:
+			if (reload_at_xact_end)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot PREPARE a transaction that created or changed shardid's durable fence"),
+						 errhint("Run CREATE or ALTER EXTENSION shardid and shardid_set_epoch in a transaction of their own.")));
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			/* the values of sequences new in this transaction went with it */
+			if (shardid_shared && (xact_nseqs > 0 || xact_seqs_overflow))
+				shardid_slots_forget_fence(xact_seqs_overflow ? NULL : xact_seqs,
+										   xact_nseqs);
+			/* FALLTHROUGH */
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			xact_nseqs = 0;
+			xact_seqs_overflow = false;
+			own_nfences = 0;
+			if (reload_at_xact_end)
+			{
+				reload_at_xact_end = false;
+				request_reload();
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * A rolled-back savepoint may take the fence sequence with it (created
+ * after the savepoint), or the value of a sequence made after it: read
+ * the fence again, and write those sequences' fences again.
+ */
+void
+shardid_fence_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+							   SubTransactionId parentSubid, void *arg)
+{
+	if (event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+	own_nfences = 0;
+	if (shardid_shared && (xact_nseqs > 0 || xact_seqs_overflow))
+		shardid_slots_forget_fence(xact_seqs_overflow ? NULL : xact_seqs, xact_nseqs);
+	if (reload_at_xact_end)
+		request_reload();
+}
+
+/* ----------------------------------------------------------------
+ * What CREATE and ALTER EXTENSION and the administrators' functions do
+ * ----------------------------------------------------------------
+ */
+
+void
+shardid_fence_reload_all(void)
+{
+	GuardDb    *db;
+	Oid			relid;
+
+	if (!shardid_shared)
+		return;
+	db = shardid_db_current();
+	if (db == NULL)
+		return;
+
+	/*
+	 * IDs this server issued here while the database had no fence (at
+	 * 1.0, or before DROP and CREATE EXTENSION) get a fence past them now,
+	 * in the same transaction that creates the fence: if it commits, no
+	 * crash after it can forget them.
+	 */
+	relid = db_fence_lock(true);
+	if (OidIsValid(relid))
+	{
+		int64		known = shardid_db_known_max(db);
+		int64		published = guard_fence_read(db);
+
+		if (db_is_mine(db) && Max(known, published) >= 0)
+		{
+			int64		lag = db_lag(db);
+			int64		value = Max(known + shardid_fence_lead + lag, published);
+
+			if (db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS),
+							   shardid_fence_slack + lag) >= 0)
+				(void) fence_flush(XactLastRecEnd);
+		}
+		db_fence_unlock(relid);
+	}
+
+	/* the next call reads the fence, now and again when this ends */
+	request_reload();
+	reload_at_xact_end = true;
+}
+
+/* The fence's relid, locked, or the documented error. */
+static Oid
+db_fence_lock_or_error(void)
+{
+	Oid			relid = db_fence_lock(true);
+
+	if (!OidIsValid(relid) || !OidIsValid(epoch_relid()))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension shardid is older than version 1.2 in database \"%s\"",
+						get_database_name(MyDatabaseId)),
+				 errhint("Run ALTER EXTENSION shardid UPDATE in this database.")));
+	if (is_transactional(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the durable fence of database \"%s\" was created in this transaction",
+						get_database_name(MyDatabaseId)),
+				 errhint("Commit the CREATE EXTENSION or ALTER EXTENSION first.")));
+	return relid;
+}
+
+void
+shardid_fence_set_epoch(int64 epoch_ms)
+{
+	Oid			relid = db_fence_lock_or_error();
+	GuardDb    *db = shardid_shared ? shardid_db_current() : NULL;
+	int64		high = member_read(relid);
+	int64		old_epoch = shardid_fence_epoch();
+
+	if (db != NULL)
+		high = Max(high, shardid_db_known_max(db));
+
+	if (high >= 0 && epoch_ms != old_epoch)
+	{
+		/*
+		 * The database has issued IDs.  Their fields, and the fences, stay
+		 * as they are; a later epoch gives smaller fields, and the clock
+		 * under it must not be further behind the fence than a start
+		 * waits for.
+		 */
+		int64		now_ms = shardid_clock_now_ms();
+		int64		behind = high - (now_ms - epoch_ms);
+
+		if (behind > shardid_fence_slack)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("epoch %s would put the clock %lld ms behind the durable fence",
+							shardid_unix_ms_to_str(epoch_ms), (long long) behind),
+					 errdetail("Database \"%s\" has issued IDs up to time field %lld under the epoch %s; under the new epoch the clock gives time field %lld.",
+							   get_database_name(MyDatabaseId), (long long) high,
+							   shardid_unix_ms_to_str(old_epoch),
+							   (long long) (now_ms - epoch_ms)),
+					 errhint("Choose an epoch at or before %s.",
+							 shardid_unix_ms_to_str(now_ms - high + shardid_fence_slack))));
+	}
+
+	seq_write(epoch_relid(), epoch_ms);
+	(void) fence_flush(XactLastRecEnd);
+	db_fence_unlock(relid);
+	ereport(LOG,
+			(errmsg("epoch of database \"%s\" set to %s (was %s)",
+					get_database_name(MyDatabaseId),
+					shardid_unix_ms_to_str(epoch_ms),
+					shardid_unix_ms_to_str(old_epoch))));
+
+	request_reload();
+	reload_at_xact_end = true;
+}
+
+int64
+shardid_fence_lower_db(int64 field)
+{
+	Oid			relid = db_fence_lock_or_error();
+	GuardDb    *db = shardid_shared ? shardid_db_current() : NULL;
+	int64		old = member_read(relid);
+	int64		target = field;
+
+	if (field > old)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("time field %lld is past the durable fence of database \"%s\"",
+						(long long) field, get_database_name(MyDatabaseId)),
+				 errdetail("The fence is at time field %lld; lowering it cannot raise it.",
+						   (long long) old)));
+	if (db != NULL)
+		target = shardid_db_lower(db, field);
+	seq_write(relid, target);
+	(void) fence_flush(XactLastRecEnd);
+	db_fence_unlock(relid);
+
+	ereport(LOG,
+			(errmsg("durable fence of database \"%s\" lowered from time field %lld to %lld",
+					get_database_name(MyDatabaseId),
+					(long long) old, (long long) target)));
+	return target;
+}
+
+int64
+shardid_fence_lower_seq(Oid seqid, int64 field)
+{
+	bool		called;
+	int64		value;
+	int64		old;
+	int64		target = field;
+
+	LockRelationOid(seqid, ShareUpdateExclusiveLock);
+	value = seq_read(seqid, &called);
+	old = called ? shardid_value_fence(value) : -1;
+	if (field > old)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("time field %lld is past the durable fence of sequence \"%s\"",
+						(long long) field, get_rel_name(seqid)),
+				 errdetail("The sequence's fence is at time field %lld; lowering it cannot raise it.",
+						   (long long) old)));
+	if (shardid_shared)
+		target = shardid_slot_lower(seqid, field);
+	(void) seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	seq_write_fence(seqid, target);
+	(void) fence_flush(XactLastRecEnd);
+	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+
+	ereport(LOG,
+			(errmsg("durable fence of sequence \"%s\" lowered from time field %lld to %lld",
+					get_rel_name(seqid), (long long) old, (long long) target)));
+	return target;
 }

@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * fence.h
- *	  The durable fence: where each database keeps it, and how it is read
- *	  and written.
+ *	  The durable fences: each sequence's own, kept in its value, and each
+ *	  database's, kept in the extension's sequence; where they are kept,
+ *	  and when they are read, advanced and stored.
  *
  * src/fence.h
  *
@@ -11,9 +12,13 @@
 #ifndef SHARDID_FENCE_H
 #define SHARDID_FENCE_H
 
-#include "layout.h"
+#include "access/xact.h"
+#include "access/xlogdefs.h"
 
-/* The name of the sequence that holds the fence, in the extension's schema */
+#include "layout.h"
+#include "shmem.h"
+
+/* The name of the sequence that holds the database's fence */
 #define SHARDID_FENCE_RELNAME	"shardid_fence"
 
 /* The other sequences of version 1.2, beside the fence */
@@ -21,58 +26,105 @@
 #define SHARDID_LEAD_RELNAME	"shardid_fence_lead"
 
 /*
- * The extension's own sequence named relname in the current database, or
- * InvalidOid if there is none (extension shardid absent, or older than
- * the version that made it).  A relation of that name that is not the
- * extension's own (any role with CREATE on the schema could make one in a
- * database still at an older version) counts as none.
+ * The fence a sequence's value carries: a time field at or before which
+ * the sequence issued every ID it issued, (value >> 10) - 1.  The guard
+ * writes the fence f as the value (f + 1) << 10, the first value of the
+ * block after f, so that nextval goes on from there.
  */
-extern SHARDID_INTERNAL Oid shardid_fence_member(const char *relname);
+static inline int64
+shardid_value_fence(int64 value)
+{
+	return (value >> SHARDID_SEQ_BITS) - 1;
+}
+
+/* Settings (defined in shardid.c's _PG_init) */
+extern SHARDID_INTERNAL int shardid_fence_lead;
+extern SHARDID_INTERNAL int shardid_standby_wait;
+extern SHARDID_INTERNAL int shardid_debug_fence_write_delay;
 
 /*
- * Forget the sequences found by shardid_fence_member if relid is one of
- * them (InvalidOid: all relations); from a relcache callback.
+ * From shardid.fence_lead: how close to a fence an ID may come before a
+ * new one is written (a quarter of the lead), and how far a fence may be
+ * ahead of the newest ID, the lead of a start (the lead and a quarter).
+ */
+extern SHARDID_INTERNAL int64 shardid_fence_margin;
+extern SHARDID_INTERNAL int64 shardid_fence_slack;
+extern SHARDID_INTERNAL void shardid_fence_lead_assign(int newval, void *extra);
+
+/* The transaction callbacks; registered by _PG_init. */
+extern SHARDID_INTERNAL void shardid_fence_xact_callback(XactEvent event, void *arg);
+extern SHARDID_INTERNAL void shardid_fence_subxact_callback(SubXactEvent event,
+															SubTransactionId mySubid,
+															SubTransactionId parentSubid,
+															void *arg);
+
+/*
+ * Forget the extension's sequences found by name if relid is one of them
+ * (InvalidOid: all relations); from a relcache callback.
  */
 extern SHARDID_INTERNAL void shardid_fence_invalidate(Oid relid);
 
 /*
- * Is relid the current database's fence?  Never raises an error: for the
- * object access hook, which sees every DROP.
+ * Read the current database's fence into its entry (state UNKNOWN or
+ * RELOAD): after this server started or the entry was taken, when the
+ * database's slots then start at the fence, or again after CREATE
+ * EXTENSION, ALTER EXTENSION UPDATE or an epoch change, when they stay.
  */
-extern SHARDID_INTERNAL bool shardid_fence_is(Oid relid);
-
-/* The fence sequence of the current database, as shardid_fence_member. */
-extern SHARDID_INTERNAL Oid shardid_fence_relid(void);
+extern SHARDID_INTERNAL void shardid_fence_load(GuardDb *db);
 
 /*
- * Is a write to relid undone if the current transaction rolls back?  True
- * for a sequence created, or given a new file, in this transaction.
+ * Make the fence of sequence seqid (its slot: slot, with key) cover field,
+ * a time field under epoch (Unix ms: the call's, which is the database's
+ * but in a database still at 1.1): the sequence's value, then the
+ * database's fence where it has one, written and flushed (and received by
+ * the standbys) before the slot publishes it.  required: an ID at field
+ * waits for this, so wait for the locks; otherwise this is the early
+ * write that keeps callers from waiting, skipped if another backend is at
+ * it.  Every lock and wait here can be cancelled.
  */
-extern SHARDID_INTERNAL bool shardid_fence_is_transactional(Oid relid);
+extern SHARDID_INTERNAL void shardid_seq_fence_advance(GuardSlot *slot, uint64 key,
+													   Oid seqid, int64 field,
+													   int64 epoch, bool required);
 
 /*
- * Take the lock that serializes every reader and writer of the current
- * database's fence, and return the fence's relid; InvalidOid if the
- * database has no fence or, with wait false, another backend holds the
- * lock.  *waited (if not NULL) says whether it had to wait.  Release it
- * with shardid_fence_unlock as soon as the write is done.
+ * The fence this backend alone may issue seqid's IDs up to in its current
+ * transaction, or -1: one written under a database fence new in it.
  */
-extern SHARDID_INTERNAL Oid shardid_fence_lock(bool wait, bool *waited);
-extern SHARDID_INTERNAL void shardid_fence_unlock(Oid relid);
-
-/* The value stored in sequence relid, or -1 if none was stored. */
-extern SHARDID_INTERNAL int64 shardid_seq_read(Oid relid);
-
-/* Store value in sequence relid, as its owner; not yet flushed. */
-extern SHARDID_INTERNAL void shardid_seq_write(Oid relid, int64 value);
+extern SHARDID_INTERNAL int64 shardid_fence_own(Oid seqid);
 
 /*
- * Flush what this backend wrote to the WAL, and, if the server has
- * synchronous standbys, wait until they have flushed it (applied it, with
- * synchronous_commit = remote_apply), whatever this session's
- * synchronous_commit says.  A cancel or statement_timeout ends the wait
- * with an error (57014).
+ * For CREATE EXTENSION and ALTER EXTENSION UPDATE (shardid_fence_reload):
+ * write the current database's fence past every ID this server knows of
+ * there, and make the next call read it again, now and when the
+ * transaction ends.
  */
-extern SHARDID_INTERNAL void shardid_fence_flush(void);
+extern SHARDID_INTERNAL void shardid_fence_reload_all(void);
+
+/* The current database's epoch, Unix ms, as stored. */
+extern SHARDID_INTERNAL int64 shardid_fence_epoch(void);
+
+/*
+ * Set the current database's epoch (shardid_set_epoch: the caller checked
+ * the argument and the privilege).
+ */
+extern SHARDID_INTERNAL void shardid_fence_set_epoch(int64 epoch_ms);
+
+/*
+ * Write field as the current database's fence, even below the stored one,
+ * and lower what shared memory knows to it (shardid_fence_set; the caller
+ * checked the privilege and the sequences); never below a field this
+ * server issued there since it started.  Returns the field written.
+ */
+extern SHARDID_INTERNAL int64 shardid_fence_lower_db(int64 field);
+
+/*
+ * Lower sequence seqid's fence to field (shardid_sequence_lower: the
+ * caller checked the privilege), never below a field this server issued
+ * from it since it started.  Returns the field written.
+ */
+extern SHARDID_INTERNAL int64 shardid_fence_lower_seq(Oid seqid, int64 field);
+
+/* The current database's fence as stored, or -1 (none, or no extension). */
+extern SHARDID_INTERNAL int64 shardid_fence_stored(void);
 
 #endif							/* SHARDID_FENCE_H */

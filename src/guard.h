@@ -14,8 +14,8 @@
 #include "layout.h"
 #include "shmem.h"
 
-/* Define the GUCs and, when preloaded, the shared memory; from _PG_init. */
-extern SHARDID_INTERNAL void shardid_guard_define(void);
+/* shardid.max_clock_regression */
+extern SHARDID_INTERNAL int shardid_max_clock_regression;
 
 /* Raise the documented error unless shardid is preloaded. */
 #define shardid_guard_require() \
@@ -29,35 +29,18 @@ extern SHARDID_INTERNAL void shardid_guard_define(void);
 
 /*
  * The ID for sequence value `value` of sequence seqid in the current
- * database, under epoch_ms (Unix ms), which must be the database's, or
- * SHARDID_EPOCH_OF_DATABASE.  The caller has checked shard and epoch and
- * called nextval.
+ * database, under the database's epoch, with the clock at now_ms (Unix
+ * ms, shardid_clock_now_ms(), read just before nextval).  The caller has
+ * checked the shard and called nextval.
  */
 extern SHARDID_INTERNAL int64 shardid_guard_next(Oid seqid, int32 shard,
-												 int64 value, int64 epoch_ms);
+												 int64 value, int64 now_ms);
 
 /*
- * Make the next call in the current database read its fence again: for
- * ALTER EXTENSION UPDATE and CREATE EXTENSION, which create the fence.
+ * The same under epoch_ms (Unix ms), which must be the database's (but in
+ * a database still at 1.1, where each call has its own).
  */
-extern SHARDID_INTERNAL void shardid_guard_reload_fence(void);
-
-/*
- * The database's epoch (Unix ms), and setting it (shardid_set_epoch: the
- * caller has checked the argument and the privilege).
- */
-extern SHARDID_INTERNAL int64 shardid_guard_epoch(void);
-extern SHARDID_INTERNAL void shardid_guard_set_epoch(int64 epoch_ms);
-
-/*
- * Write field as the current database's fence, even below the stored one,
- * and lower what shared memory knows to it (shardid_fence_set; the caller
- * checked the privilege and the tables); never below a field this server
- * issued there since it started.  Returns the field written.
- */
-extern SHARDID_INTERNAL int64 shardid_guard_fence_set(int64 field);
-
-/* shardid.fence_lead, for the statistics */
-extern SHARDID_INTERNAL int shardid_fence_lead;
+extern SHARDID_INTERNAL int64 shardid_guard_next_epoch(Oid seqid, int32 shard,
+													   int64 value, int64 epoch_ms);
 
 #endif							/* SHARDID_GUARD_H */

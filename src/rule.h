@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rule.h
- *	  The guard's decision, as a pure function of its state and the clock.
+ *	  The guard's decision, as pure functions of its state and the clock.
  *
  * All times here are time fields: milliseconds since the ID's epoch, the
  * number an ID actually carries.  Comparing fields rather than wall-clock
@@ -10,10 +10,15 @@
  * went back, and are waited out or refused as such.
  *
  * For each sequence the guard remembers the last field it issued (last)
- * and which 1,024-aligned block of sequence values that field holds
- * (last_block).  A field never holds values from two blocks, and values
- * within one block differ in their low ten bits, so no two IDs of one
- * sequence can be equal while the sequence moves forward.
+ * and which 1,024-aligned block of sequence values that field holds.  A
+ * field never holds values from two blocks, and values within one block
+ * differ in their low ten bits, so no two IDs of one sequence can be equal
+ * while the sequence moves forward; a value whose ten bits the field
+ * already holds (a sequence that cycled or was set back) does not join it.
+ *
+ * The decision comes in two parts: shardid_rule_field(), on the hot path,
+ * says which field a value goes in, or that none may be used yet; and
+ * shardid_rule_wait(), on the slow path, says what kind of wait that is.
  *
  * src/rule.h
  *
@@ -30,90 +35,98 @@
 /* last_block of an entry that has not issued since it was (re)started */
 #define SHARDID_NO_BLOCK INT64_MIN
 
-typedef enum ShardidRule
+/* shardid_rule_field(): no field may be used yet, the caller waits */
+#define SHARDID_RULE_WAIT INT64_MIN
+
+/* What the rule needs to know about one value. */
+typedef struct ShardidRuleIn
 {
-	SHARDID_ISSUE,				/* issue at *issue */
-	SHARDID_WAIT_LEAD,			/* clock behind last, but within the lead */
-	SHARDID_WAIT_CLOCK,			/* clock went back, within the limit */
-	SHARDID_REFUSE				/* clock went back too far */
-} ShardidRule;
+	int64_t		last;			/* the last field issued, or a start */
+	int64_t		now;			/* the clock, as a field */
+	bool		joins;			/* the value may share last: it is of last's
+								 * block, and last does not hold its ten bits */
+} ShardidRuleIn;
 
 /*
- * Decide where a sequence value of block `block` goes, given the clock as
- * a field, now.  value_taken says whether last already holds a value with
- * the same low ten bits (the sequence cycled or was set back): such a
- * value cannot join last even if its block matches.
- *
- * lead is how far last may lie ahead of a clock that did not go back: 1
- * when last is an ID the guard issued (it runs at most one millisecond
- * ahead of the clock), more when last is a start the guard was given, such
- * as the durable fence after a restart, which runs ahead by design.
- *
- * On SHARDID_ISSUE, *issue is the field to use (after last, or last
- * itself; never after now + 1).  Otherwise *wait_until is the clock
- * reading to wait for, and *regression how far the clock reads behind
- * last.  A lag of up to lead is SHARDID_WAIT_LEAD (an exhausted
- * millisecond, or a clock that has not yet passed the fence); beyond
- * that, up to max_regression more is SHARDID_WAIT_CLOCK, and more than
- * that is SHARDID_REFUSE.
- *
- * A value is issued in the current field when the clock has moved past
- * last.  Otherwise it joins last if it belongs to last's block, or takes
- * last + 1 if it starts a new block.  Either way the chosen field may run
- * at most one millisecond ahead of the clock: that lead lets a fast caller
- * start the next block without sleeping, and it keeps one millisecond from
- * mixing two blocks, so the IDs follow the sequence and the primary key
- * appends at its right edge.
- *
- * A value whose low ten bits last already holds (a sequence that cycled or
- * was set back) is treated as the start of a new block, so it too moves on
- * to a later field: last never holds the same ten bits twice.
- *
- * When the chosen field would be further ahead than that, the caller
- * waits.  A clock behind last by no more than the lead is expected: the
- * millisecond is exhausted, or the guard started at a fence that runs
- * ahead of the clock.  A clock further behind went back: up to
- * max_regression beyond the lead is waited out, more is refused.
+ * The field for a value.  When the clock has moved past last, the clock's
+ * field.  Otherwise last itself if the value joins it, or last + 1: a new
+ * block, or ten bits last already holds, move on.  Either way the field
+ * may run at most one millisecond ahead of the clock: that lead lets a
+ * fast caller start the next block without sleeping, and keeps one
+ * millisecond from mixing two blocks, so the IDs follow the sequence and
+ * the primary key appends at its right edge.  Further ahead than that:
+ * SHARDID_RULE_WAIT.
  *
  * Pure and inline: it is unit-tested on its own (test/unit), and it is on
  * the hot path of shardid_next.
  */
-static inline ShardidRule
-shardid_rule_decide(int64_t last, int64_t last_block, bool value_taken,
-					int64_t now, int64_t block, int64_t lead,
-					int64_t max_regression,
-					int64_t *issue, int64_t *wait_until,
-					int64_t *regression)
+static inline int64_t
+shardid_rule_field(const ShardidRuleIn *in)
 {
 	int64_t		target;
-	int64_t		lag;
 
-	if (now > last)
-	{
-		*issue = now;
-		return SHARDID_ISSUE;
-	}
+	if (in->now > in->last)
+		return in->now;
+	target = in->joins ? in->last : in->last + 1;
+	return target <= in->now + 1 ? target : SHARDID_RULE_WAIT;
+}
 
-	target = (block == last_block && !value_taken) ? last : last + 1;
-	if (target <= now + 1)
-	{
-		*issue = target;
-		return SHARDID_ISSUE;
-	}
+typedef enum ShardidWait
+{
+	SHARDID_WAIT_LEAD,			/* clock behind last, but within the lead */
+	SHARDID_WAIT_CLOCK,			/* clock went back, within the limit */
+	SHARDID_REFUSE				/* clock went back too far */
+} ShardidWait;
 
-	/* the clock has to reach target - 1 before target may be used */
-	*wait_until = target - 1;
+/* What the rule needs to know about a value that must wait. */
+typedef struct ShardidWaitIn
+{
+	int64_t		last;			/* as for shardid_rule_field() */
+	int64_t		now;
+	bool		joins;
+	int64_t		lead;			/* how far last may lie ahead of a clock that
+								 * did not go back */
+	int64_t		max_regression; /* shardid.max_clock_regression */
+} ShardidWaitIn;
 
-	lag = last - now;
-	*regression = lag;
-	if (lag <= lead)
-		return SHARDID_WAIT_LEAD;
+/* What shardid_rule_wait() found. */
+typedef struct ShardidWaitOut
+{
+	ShardidWait kind;
+	int64_t		until;			/* the clock reading to wait for */
+	int64_t		regression;		/* how far the clock reads behind last */
+} ShardidWaitOut;
 
-	/*
-	 * With a lead of 1 this refuses a lag of more than max_regression, as
-	 * the setting says; a larger lead moves the limit out by as much.
-	 */
-	return lag - (lead - 1) > max_regression ? SHARDID_REFUSE : SHARDID_WAIT_CLOCK;
+/*
+ * Why a value that shardid_rule_field() could not place waits, and until
+ * when: the clock has to reach the field before the one it will take.
+ *
+ * lead is 1 when last is an ID the guard issued (it runs at most one
+ * millisecond ahead of the clock), more when last is a start the guard was
+ * given, such as a durable fence after a restart, which runs ahead by
+ * design.  A clock behind last by no more than the lead is expected: the
+ * millisecond is exhausted, or the guard started at a fence that has not
+ * been passed yet (SHARDID_WAIT_LEAD).  A clock further behind went back:
+ * up to max_regression beyond the lead is waited out (SHARDID_WAIT_CLOCK),
+ * more is refused (SHARDID_REFUSE).  With a lead of 1 this refuses a lag
+ * of more than max_regression, as the setting says; a larger lead moves
+ * the limit out by as much.
+ */
+static inline ShardidWaitOut
+shardid_rule_wait(const ShardidWaitIn *in)
+{
+	ShardidWaitOut out;
+	int64_t		lag = in->last - in->now;
+
+	out.until = (in->joins ? in->last : in->last + 1) - 1;
+	out.regression = lag;
+	if (lag <= in->lead)
+		out.kind = SHARDID_WAIT_LEAD;
+	else if (lag - (in->lead - 1) > in->max_regression)
+		out.kind = SHARDID_REFUSE;
+	else
+		out.kind = SHARDID_WAIT_CLOCK;
+	return out;
 }
 
 #endif							/* SHARDID_RULE_H */

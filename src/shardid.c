@@ -25,13 +25,15 @@
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
-#include "catalog/pg_class_d.h"
+#include "catalog/pg_class.h"
 #include "commands/sequence.h"
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
@@ -43,6 +45,7 @@
 #include "guard.h"
 #include "public_id.h"
 #include "report.h"
+#include "shmem.h"
 
 PG_MODULE_MAGIC;
 
@@ -60,20 +63,91 @@ PG_FUNCTION_INFO_V1(shardid_fence_reload);
 PG_FUNCTION_INFO_V1(shardid_epoch);
 PG_FUNCTION_INFO_V1(shardid_set_epoch);
 PG_FUNCTION_INFO_V1(shardid_fence_set);
+PG_FUNCTION_INFO_V1(shardid_sequence_lower);
 
 static void checked_sequences_invalidate(Datum arg, Oid relid);
+static Datum shardid_next_epoch(FunctionCallInfo fcinfo);
 static void checked_sequences_xact(XactEvent event, void *arg);
 
 void		_PG_init(void);
 
+/*
+ * Everything shardid sets up when it is loaded, in one place: every
+ * setting, then the reserved prefix, then the shared-memory hooks (when
+ * preloaded), then the callbacks.
+ */
 void
 _PG_init(void)
 {
-	/* before shardid_guard_define, which reserves the prefix */
+	/* Settings */
+	DefineCustomIntVariable("shardid.max_clock_regression",
+							"Sets how far the clock may step back before shardid_next refuses instead of waiting.",
+							NULL,
+							&shardid_max_clock_regression,
+							1000, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("shardid.fence_lead",
+							"Sets how far ahead of the IDs it issues shardid writes each sequence's and each database's durable fence.",
+							NULL,
+							&shardid_fence_lead,
+							500, 10, 60 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, shardid_fence_lead_assign, NULL);
+	DefineCustomIntVariable("shardid.standby_wait",
+							"Sets how long a fence write waits for every connected streaming standby to receive it before it is used anyway.",
+							NULL,
+							&shardid_standby_wait,
+							1000, 0, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("shardid.debug_fence_write_delay",
+							"Sets a delay before each fence write, for tests that force a race.",
+							NULL,
+							&shardid_debug_fence_write_delay,
+							0, 0, 60 * 1000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+	/* shardid.public_id_keys, and the log hook that keeps its value out */
 	shardid_public_id_define();
-	shardid_guard_define();
-	CacheRegisterRelcacheCallback(checked_sequences_invalidate, (Datum) 0);
+	if (process_shared_preload_libraries_in_progress)
+	{
+		/*
+		 * These size shared memory, so they exist only when shardid is
+		 * preloaded: defining a PGC_POSTMASTER variable later, as CREATE
+		 * EXTENSION or the first call would, is a FATAL error.
+		 */
+		DefineCustomIntVariable("shardid.max_sequences",
+								"Sets the number of sequences whose last issued millisecond shardid tracks.",
+								NULL,
+								&shardid_max_sequences,
+								1024, 16, 1000000,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+		DefineCustomIntVariable("shardid.max_databases",
+								"Sets the number of databases whose durable fence shardid keeps in shared memory.",
+								NULL,
+								&shardid_max_databases,
+								64, 4, 100000,
+								PGC_POSTMASTER, 0,
+								NULL, NULL, NULL);
+	}
+	MarkGUCPrefixReserved("shardid");
+
+	/* Shared memory: the guard's slots and database entries */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		shardid_prev_shmem_request_hook = shmem_request_hook;
+		shmem_request_hook = shardid_shmem_request;
+		shardid_prev_shmem_startup_hook = shmem_startup_hook;
+		shmem_startup_hook = shardid_shmem_startup;
+	}
+
+	/* Callbacks: the fences' transactions, and the checked sequences */
+	RegisterXactCallback(shardid_fence_xact_callback, NULL);
+	RegisterSubXactCallback(shardid_fence_subxact_callback, NULL);
 	RegisterXactCallback(checked_sequences_xact, NULL);
+	CacheRegisterRelcacheCallback(checked_sequences_invalidate, (Datum) 0);
 }
 
 /*
@@ -122,7 +196,7 @@ epoch_arg(FunctionCallInfo fcinfo, int argno)
 static void
 check_epoch_now(int64 epoch_ms, int32 shard)
 {
-	int64		now_ms = shardid_floor_div(shardid_clock_now_us(), 1000);
+	int64		now_ms = shardid_clock_now_ms();
 
 	if (epoch_ms > now_ms)
 		ereport(ERROR,
@@ -194,21 +268,23 @@ checked_sequences_xact(XactEvent event, void *arg)
 	}
 }
 
+/* Was seqid checked (and given to nextval) in this transaction? */
+static inline bool
+sequence_checked(Oid seqid)
+{
+	return checked_sequences[seqid % CHECKED_CACHE_SIZE] == seqid && OidIsValid(seqid);
+}
+
 /*
  * Make sure seqid names a sequence, with a clear error if not.  Takes the
  * lock nextval takes (RowExclusiveLock, which also brings in pending
  * invalidations), so that a concurrent DROP cannot slip in between the
  * check and nextval.  Once per transaction: see remember_sequence().
- * Returns whether it was already checked in this transaction.
  */
-static bool
+static pg_noinline void
 check_sequence(Oid seqid)
 {
 	char		relkind;
-
-	if (checked_sequences[seqid % CHECKED_CACHE_SIZE] == seqid &&
-		OidIsValid(seqid))
-		return true;
 
 	LockRelationOid(seqid, RowExclusiveLock);
 	relkind = get_rel_relkind(seqid);
@@ -225,7 +301,6 @@ check_sequence(Oid seqid)
 				 errmsg("\"%s\" is not a sequence", relname ? relname : "?"),
 				 errhint("Pass the sequence that numbers this table's IDs.")));
 	}
-	return false;
 }
 
 /* After nextval succeeded on seqid: skip check_sequence until commit. */
@@ -261,34 +336,53 @@ shardid_next(PG_FUNCTION_ARGS)
 {
 	int32		shard = PG_GETARG_INT32(0);
 	Oid			seqid = PG_GETARG_OID(1);
-	int64		epoch_ms = SHARDID_EPOCH_OF_DATABASE;
 	int64		value;
+	int64		now_ms;
 
-	check_shard(shard);
+	if (unlikely((uint32) shard > (uint32) SHARDID_MAX_SHARD))
+		check_shard(shard);
 	shardid_guard_require();
+	if (unlikely(PG_NARGS() > 2))
+		return shardid_next_epoch(fcinfo);
 
 	/*
-	 * An explicit epoch: refuse one in the future, or a clock past its
-	 * horizon, before spending a sequence value.  The database's epoch was
-	 * checked when it was set, so the usual call skips this clock reading;
-	 * the guard checks the epoch and the horizon for every ID either way.
+	 * The clock first, so that the guard's usual path makes no call: a
+	 * reading a few microseconds old is the same millisecond or the one
+	 * before, never one the value was not taken in.  Then the caller's
+	 * rights: nextval's own USAGE/UPDATE check.
 	 */
-	if (unlikely(PG_NARGS() > 2))
-	{
-		epoch_ms = epoch_arg(fcinfo, 2);
-		check_epoch_now(epoch_ms, shard);
-	}
-
-	/* The caller's rights: nextval's own USAGE/UPDATE check. */
-	if (likely(check_sequence(seqid)))
+	now_ms = shardid_clock_now_ms();
+	if (likely(sequence_checked(seqid)))
 		value = nextval_internal(seqid, true);
 	else
 	{
+		check_sequence(seqid);
 		value = nextval_internal(seqid, true);
 		remember_sequence(seqid);
 	}
+	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, now_ms));
+}
 
-	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, epoch_ms));
+/*
+ * shardid_next(shard, seq, epoch): the same under an epoch named in the
+ * call, which must be the database's (or, in a database still at 1.1, not
+ * too early: see guard.c).  Refuse one in the future, or a clock past its
+ * horizon, before spending a sequence value.
+ */
+static pg_noinline Datum
+shardid_next_epoch(FunctionCallInfo fcinfo)
+{
+	int32		shard = PG_GETARG_INT32(0);
+	Oid			seqid = PG_GETARG_OID(1);
+	int64		epoch_ms = epoch_arg(fcinfo, 2);
+	int64		value;
+
+	check_epoch_now(epoch_ms, shard);
+	if (!sequence_checked(seqid))
+		check_sequence(seqid);
+	value = nextval_internal(seqid, true);
+	remember_sequence(seqid);
+	PG_RETURN_INT64(shardid_guard_next_epoch(seqid, shard, value, epoch_ms));
 }
 
 /*
@@ -467,7 +561,7 @@ shardid_from_shortcode(PG_FUNCTION_ARGS)
 Datum
 shardid_fence_reload(PG_FUNCTION_ARGS)
 {
-	shardid_guard_reload_fence();
+	shardid_fence_reload_all();
 	PG_RETURN_VOID();
 }
 
@@ -477,7 +571,7 @@ shardid_fence_reload(PG_FUNCTION_ARGS)
 Datum
 shardid_epoch(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_guard_epoch()));
+	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_fence_epoch()));
 }
 
 /* The owner of extension shardid, or InvalidOid. */
@@ -516,7 +610,7 @@ shardid_set_epoch(PG_FUNCTION_ARGS)
 				 errdetail("Only superusers and the owner of extension shardid may set it.")));
 	check_epoch_now(epoch_ms, 0);
 
-	shardid_guard_set_epoch(epoch_ms);
+	shardid_fence_set_epoch(epoch_ms);
 	PG_RETURN_VOID();
 }
 
@@ -542,5 +636,37 @@ shardid_fence_set(PG_FUNCTION_ARGS)
 				 errdetail("Time fields are -1 (none) to %lld.",
 						   (long long) SHARDID_MAX_TIME_MS)));
 	shardid_guard_require();
-	PG_RETURN_INT64(shardid_guard_fence_set(field));
+	PG_RETURN_INT64(shardid_fence_lower_db(field));
+}
+
+/*
+ * shardid_sequence_lower(seq regclass, target timestamptz) -> bigint:
+ * lower the durable fence that sequence seq carries to target's time
+ * field, for its owner or a superuser (who may set the sequence anyway),
+ * after a clock that ran fast; never below an ID this server issued from
+ * it since it started.  Returns the field written.
+ */
+Datum
+shardid_sequence_lower(PG_FUNCTION_ARGS)
+{
+	Oid			seqid = PG_GETARG_OID(0);
+	int64		unix_ms = time_arg(fcinfo, 1);
+	int64		field;
+
+	shardid_guard_require();
+	check_sequence(seqid);
+	if (!shardid_rel_ownercheck(seqid, GetUserId()))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be owner of sequence %s", get_rel_name(seqid)),
+				 errdetail("Only the owner of a sequence and superusers may lower its durable fence: below it, IDs can be issued again.")));
+	field = unix_ms - shardid_fence_epoch();
+	if (field < -1 || field > SHARDID_MAX_TIME_MS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("time %s is outside the range of time fields",
+						shardid_unix_ms_to_str(unix_ms)),
+				 errdetail("Time fields are from the database's epoch, %s, to its horizon.",
+						   shardid_unix_ms_to_str(shardid_fence_epoch()))));
+	PG_RETURN_INT64(shardid_fence_lower_seq(seqid, field));
 }

@@ -36,6 +36,7 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
@@ -60,52 +61,11 @@ int			shardid_max_databases = 64;
 GuardShared *shardid_shared = NULL;
 static HTAB *guard_htab = NULL;
 
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+shmem_request_hook_type shardid_prev_shmem_request_hook = NULL;
+shmem_startup_hook_type shardid_prev_shmem_startup_hook = NULL;
 
-static void shmem_request(void);
-static void shmem_startup(void);
 static void shmem_shutdown(int code, Datum arg);
 static int	slot_create(const GuardKey *key);
-
-void
-shardid_shmem_define(void)
-{
-	/*
-	 * These size shared memory, so they exist only when shardid is
-	 * preloaded: defining a PGC_POSTMASTER variable later, as CREATE
-	 * EXTENSION or the first call would, is a FATAL error.
-	 */
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-
-	DefineCustomIntVariable("shardid.max_sequences",
-							"Sets the number of sequences whose last issued millisecond shardid tracks.",
-							NULL,
-							&shardid_max_sequences,
-							1024,
-							16,
-							1000000,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
-	DefineCustomIntVariable("shardid.max_databases",
-							"Sets the number of databases whose durable fence shardid keeps in shared memory.",
-							NULL,
-							&shardid_max_databases,
-							64,
-							4,
-							100000,
-							PGC_POSTMASTER,
-							0,
-							NULL, NULL, NULL);
-
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = shmem_startup;
-}
 
 static Size
 slots_size(void)
@@ -132,15 +92,65 @@ memos_size(void)
 	return mul_size(memo_count(), sizeof(GuardMemo));
 }
 
-static void
-shmem_request(void)
+static int
+ghost_count(void)
 {
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
+	return shardid_max_sequences * SHARDID_GHOSTS_PER_SLOT;
+}
 
-	RequestAddinShmemSpace(add_size(add_size(add_size(MAXALIGN(slots_size()),
-													  MAXALIGN(dbs_size())),
-											 MAXALIGN(memos_size())),
+static Size
+ghosts_size(void)
+{
+	return mul_size(ghost_count(), sizeof(GuardGhost));
+}
+
+/* The place of key's ghost. */
+static GuardGhost *
+ghost_of(const GuardKey *key)
+{
+	uint32		h = hash_bytes((const unsigned char *) key, sizeof(GuardKey));
+
+	return &shardid_shared->ghosts[h % (uint32) ghost_count()];
+}
+
+/*
+ * Remember what an evicted slot knew of its sequence (the caller holds
+ * shared->lock exclusively and has the slot's fields).
+ */
+static void
+ghost_keep(const GuardSlot *slot)
+{
+	GuardGhost *g = ghost_of(&slot->key);
+
+	if (slot->written >= 0)
+	{
+		g->key = slot->key;
+		g->written = slot->written;
+		g->fence = slot->fence;
+		g->issued = guard_slot_issued(slot);
+		g->seq_hi = slot->seq_hi;
+	}
+	else if (slot->ghost_written >= 0)
+	{
+		/* evicted before its first call: the ghost it was given */
+		g->key = slot->key;
+		g->written = slot->ghost_written;
+		g->fence = slot->ghost_fence;
+		g->issued = slot->ghost_issued;
+		g->seq_hi = slot->ghost_seq_hi;
+	}
+}
+
+void
+shardid_shmem_request(void)
+{
+	if (shardid_prev_shmem_request_hook)
+		shardid_prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(add_size(add_size(add_size(add_size(MAXALIGN(slots_size()),
+															   MAXALIGN(dbs_size())),
+													  MAXALIGN(memos_size())),
+											 MAXALIGN(ghosts_size())),
 									hash_estimate_size(shardid_max_sequences,
 													   sizeof(GuardHashEntry))));
 	RequestNamedLWLockTranche("shardid", 1);
@@ -157,15 +167,17 @@ db_clear(GuardDb *db)
 	db->floor = -1;
 	db->start_slack = 0;
 	db->write_lag_ms = 0;
-	pg_atomic_write_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
+	db->slack_written = 0;
+	db->epoch = GUARD_DEFAULT_EPOCH;
 	db->epoch_free = false;
 	db->fence_writes = 0;
-	db->fence_write_waits = 0;
+	db->write_waits = 0;
+	db->standby_timeouts = 0;
 	db->last_used = 0;
 }
 
-static void
-shmem_startup(void)
+void
+shardid_shmem_startup(void)
 {
 	bool		found;
 	bool		dbs_found;
@@ -174,9 +186,11 @@ shmem_startup(void)
 	GuardDb    *dbs;
 	GuardMemo  *memos;
 	bool		memos_found;
+	GuardGhost *ghosts;
+	bool		ghosts_found;
 
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
+	if (shardid_prev_shmem_startup_hook)
+		shardid_prev_shmem_startup_hook();
 
 	shardid_shared = NULL;
 	guard_htab = NULL;
@@ -186,13 +200,16 @@ shmem_startup(void)
 	shared = ShmemInitStruct("shardid", slots_size(), &found);
 	dbs = ShmemInitStruct("shardid databases", dbs_size(), &dbs_found);
 	memos = ShmemInitStruct("shardid memos", memos_size(), &memos_found);
+	ghosts = ShmemInitStruct("shardid ghosts", ghosts_size(), &ghosts_found);
 	if (!found)
 	{
 		int			i;
 
-		Assert(!dbs_found && !memos_found);
+		Assert(!dbs_found && !memos_found && !ghosts_found);
 		shared->dbs = dbs;
 		shared->memos = memos;
+		shared->ghosts = ghosts;
+		memset(ghosts, 0, ghosts_size());
 		for (i = 0; i < memo_count(); i++)
 			memos[i].dbid = InvalidOid;
 		shared->lock = &(GetNamedLWLockTranche("shardid"))->lock;
@@ -212,9 +229,7 @@ shmem_startup(void)
 
 			SpinLockInit(&db->mutex);
 			pg_atomic_init_u32(&db->state, GUARD_FENCE_UNKNOWN);
-			pg_atomic_init_u32(&db->gen, 0);
 			pg_atomic_init_u64(&db->fence, (uint64) INT64CONST(-1));
-			pg_atomic_init_u64(&db->epoch, (uint64) GUARD_DEFAULT_EPOCH);
 			pg_atomic_init_u32(&db->writing, 0);
 			db_clear(db);
 		}
@@ -249,12 +264,13 @@ shmem_startup(void)
 			GuardSlot  *slot = &shared->slots[slot_create(&loaded[i].saved.key)];
 
 			slot->counters = loaded[i].saved.counters;
-			slot->last_issued_ms = loaded[i].saved.last_issued_ms;
+			slot->saved_last_ms = loaded[i].saved.last_issued_ms;
 			if (loaded[i].has_position)
 			{
-				/* shardid 1.0's own state: see state.c */
+				/* shardid 1.0's own state, an ID's position: see state.c */
 				slot->last = loaded[i].last;
 				slot->last_block = loaded[i].last_block;
+				slot->flags &= ~GUARD_SLOT_START;
 			}
 		}
 		if (loaded)
@@ -345,7 +361,7 @@ db_high(int dbno, bool with_start)
 
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use && slot->dbno == dbno)
-			high = Max(high, guard_slot_reached(slot));
+			high = Max(high, guard_slot_issued(slot));
 		SpinLockRelease(&slot->mutex);
 	}
 	return high;
@@ -415,6 +431,7 @@ db_find_or_create(Oid dbid)
 			{
 				slot->in_use = false;
 				old = slot->key;
+				ghost_keep(slot);
 				memset(&slot->key, 0, sizeof(GuardKey));
 				counters_add(&shared->evicted, &slot->counters);
 			}
@@ -450,7 +467,6 @@ db_find_or_create(Oid dbid)
 			db->floor = memo->high;
 			pg_atomic_write_u32(&db->state, GUARD_FENCE_RELOAD);
 		}
-		pg_atomic_fetch_add_u32(&db->gen, 1);
 		SpinLockRelease(&db->mutex);
 	}
 	return victim;
@@ -488,7 +504,7 @@ slot_create(const GuardKey *key)
 				break;
 			}
 			if (slotno < 0 ||
-				shared->slots[i].last_issued_ms < shared->slots[slotno].last_issued_ms)
+				guard_slot_last_ms(&shared->slots[i]) < guard_slot_last_ms(&shared->slots[slotno]))
 				slotno = i;
 		}
 	}
@@ -499,8 +515,9 @@ slot_create(const GuardKey *key)
 	{
 		GuardDb    *old_db = &shared->dbs[slot->dbno];
 		GuardKey	old = slot->key;
-		int64		old_last = guard_slot_reached(slot);
+		int64		old_last = guard_slot_issued(slot);
 
+		ghost_keep(slot);
 		slot->in_use = false;
 		memset(&slot->key, 0, sizeof(GuardKey));
 		counters_add(&shared->evicted, &slot->counters);
@@ -526,30 +543,73 @@ slot_create(const GuardKey *key)
 
 	/*
 	 * A new slot starts where its database's slots start, and after every
-	 * field its evicted slots used.  guard.c raises it again if the
-	 * database's start rises (gen).
+	 * field its evicted slots used; the first value it is given tells it
+	 * where its sequence's own fence stands (seq_hi says it knows nothing
+	 * of the sequence yet, and the fence says nothing of it is durable).
+	 * Its first call looks at the database entry (STALE), which may not
+	 * have read its fence yet.
 	 */
 	SpinLockAcquire(&slot->mutex);
 	slot->key = *key;
 	slot->dbno = dbno;
 	slot->db = db;
-	SpinLockAcquire(&db->mutex);
-	/* a gen behind the entry's sends the first call to guard.c's probe */
-	slot->gen = pg_atomic_read_u32(&db->gen) - 1;
-	slot->probe_pending = true;
-	slot->probed = false;
-	slot->last = Max(db->start, db->floor);
-	slot->fenced = db->start >= 0 && db->start >= db->floor;
-	slot->start_slack = db->start_slack;
-	SpinLockRelease(&db->mutex);
+	slot->flags = GUARD_SLOT_START | GUARD_SLOT_STALE;
+	slot->issued = GUARD_NEVER;
+	slot->saved_last_ms = GUARD_NEVER;
+	slot->last = -1;
 	slot->last_block = SHARDID_NO_BLOCK;
-	slot->last_issued_ms = GUARD_NEVER;
+	SpinLockAcquire(&db->mutex);
+	slot->epoch_ms = db->epoch;
+	slot->db_slack = db->start_slack;
+	guard_slot_start_at(slot, Max(db->start, db->floor), db->start_slack);
+	SpinLockRelease(&db->mutex);
+	guard_slot_set_fence(slot, -1, 1);
+	slot->written = -1;
+	slot->seq_hi = GUARD_SEQ_HI_NONE;
+	{
+		GuardGhost *g = ghost_of(key);
+
+		slot->ghost_written = -1;
+		slot->ghost_fence = -1;
+		slot->ghost_issued = GUARD_NEVER;
+		slot->ghost_seq_hi = GUARD_SEQ_HI_NONE;
+		if (memcmp(&g->key, key, sizeof(GuardKey)) == 0)
+		{
+			slot->ghost_written = g->written;
+			slot->ghost_fence = g->fence;
+			slot->ghost_issued = g->issued;
+			slot->ghost_seq_hi = g->seq_hi;
+			memset(g, 0, sizeof(GuardGhost));
+		}
+	}
+	slot->hi_slack = 4;
+	slot->taken_words = 0;
 	memset(&slot->counters, 0, sizeof(GuardCounters));
-	/* which values the start holds is not known: take them all */
-	guard_slot_take_all(slot);
+	slot->fence_writes = 0;
 	slot->in_use = true;
 	SpinLockRelease(&slot->mutex);
 	return slotno;
+}
+
+void
+shardid_ghost_wrote(Oid seqid, int64 written, int64 fence)
+{
+	GuardShared *shared = shardid_shared;
+	GuardKey	key;
+	GuardGhost *g;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.seqid = seqid;
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	g = ghost_of(&key);
+	if (memcmp(&g->key, &key, sizeof(GuardKey)) == 0)
+	{
+		g->written = Max(g->written, written);
+		g->fence = Max(g->fence, fence);
+		g->seq_hi = Max(g->seq_hi, written + 1);
+	}
+	LWLockRelease(shared->lock);
 }
 
 int
@@ -592,13 +652,15 @@ shardid_shmem_reset_counters(void)
 	{
 		SpinLockAcquire(&shared->slots[i].mutex);
 		memset(&shared->slots[i].counters, 0, sizeof(GuardCounters));
+		shared->slots[i].fence_writes = 0;
 		SpinLockRelease(&shared->slots[i].mutex);
 	}
 	for (i = 0; i < shardid_max_databases; i++)
 	{
 		SpinLockAcquire(&shared->dbs[i].mutex);
 		shared->dbs[i].fence_writes = 0;
-		shared->dbs[i].fence_write_waits = 0;
+		shared->dbs[i].write_waits = 0;
+		shared->dbs[i].standby_timeouts = 0;
 		SpinLockRelease(&shared->dbs[i].mutex);
 	}
 	shared->evictions = 0;
@@ -652,11 +714,12 @@ shardid_db_lower(GuardDb *db, int64 field)
 	if (db->dbid == MyDatabaseId)
 	{
 		/*
-		 * Publish the low fence first: from then on no issuer passes
-		 * field without the fence lock, which the caller holds.  Then
-		 * never below an ID this server issued: each slot is read under
-		 * its mutex, which every issuer holds from its decision to its
-		 * update, so none that passed the old fence is missed.
+		 * Publish the low fence first.  Then never below an ID this server
+		 * issued: each slot is read under its mutex, which every issuer
+		 * holds from its decision to its update, so none is missed.  Each
+		 * sequence keeps its own fence, which holds its IDs back: a slot
+		 * lowered here starts at the lower field, and its next ID past its
+		 * own fence writes one again.
 		 */
 		SpinLockAcquire(&db->mutex);
 		pg_atomic_write_u64(&db->fence, (uint64) Min(field, guard_fence_read(db)));
@@ -667,9 +730,8 @@ shardid_db_lower(GuardDb *db, int64 field)
 			GuardSlot  *slot = &shared->slots[i];
 
 			SpinLockAcquire(&slot->mutex);
-			if (slot->in_use && slot->dbno == dbno && !slot->fenced &&
-				slot->last_issued_ms != GUARD_NEVER)
-				target = Max(target, slot->last);
+			if (slot->in_use && slot->dbno == dbno)
+				target = Max(target, guard_slot_issued(slot));
 			SpinLockRelease(&slot->mutex);
 		}
 		for (i = 0; i < shared->slot_count; i++)
@@ -681,8 +743,6 @@ shardid_db_lower(GuardDb *db, int64 field)
 			{
 				slot->last = target;
 				slot->last_block = SHARDID_NO_BLOCK;
-				slot->fenced = true;
-				guard_slot_take_all(slot);
 			}
 			SpinLockRelease(&slot->mutex);
 		}
@@ -697,4 +757,94 @@ shardid_db_lower(GuardDb *db, int64 field)
 		memo->high = Min(memo->high, target);
 	LWLockRelease(shared->lock);
 	return target;
+}
+
+int64
+shardid_slot_lower(Oid seqid, int64 field)
+{
+	GuardShared *shared = shardid_shared;
+	GuardHashEntry *hentry;
+	GuardKey	key;
+	int64		target = field;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.seqid = seqid;
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	hentry = hash_search(guard_htab, &key, HASH_FIND, NULL);
+	if (hentry != NULL)
+	{
+		GuardSlot  *slot = &shared->slots[hentry->slotno];
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && guard_slot_key_word(slot) == guard_key_word(key.dbid, key.seqid))
+		{
+			/* never below an ID this server issued from it */
+			target = Max(target, guard_slot_issued(slot));
+			if (slot->last > target)
+			{
+				slot->last = target;
+				slot->last_block = SHARDID_NO_BLOCK;
+			}
+			guard_slot_set_fence(slot, Min(slot->fence, target),
+								 slot->fence - slot->fence_early);
+			slot->written = Min(slot->written, target);
+			slot->seq_hi = Min(slot->seq_hi, target + 1);
+		}
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(shared->lock);
+	return target;
+}
+
+void
+shardid_db_touch(GuardDb *db)
+{
+	GuardShared *shared = shardid_shared;
+	int			dbno = db - shared->dbs;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	for (i = 0; i < shared->slot_count; i++)
+	{
+		GuardSlot  *slot = &shared->slots[i];
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && slot->dbno == dbno)
+			slot->flags |= GUARD_SLOT_STALE;
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(shared->lock);
+}
+
+void
+shardid_slots_forget_fence(const Oid *seqids, int n)
+{
+	GuardShared *shared = shardid_shared;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	for (i = 0; i < shared->slot_count; i++)
+	{
+		GuardSlot  *slot = &shared->slots[i];
+		bool		hit = false;
+		int			j;
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && slot->key.dbid == MyDatabaseId)
+		{
+			hit = seqids == NULL;
+			for (j = 0; j < n && !hit; j++)
+				hit = slot->key.seqid == seqids[j];
+		}
+		if (hit)
+		{
+			guard_slot_set_fence(slot, Min(slot->fence, slot->last),
+								 slot->fence - slot->fence_early);
+			slot->written = -1;
+			slot->flags &= ~GUARD_SLOT_WRITING;
+		}
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(shared->lock);
 }

@@ -43,11 +43,13 @@
 #define SHARDID_SHMEM_H
 
 #include "port/atomics.h"
+#include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/timestamp.h"
 
 #include "layout.h"
+#include "rule.h"
 
 typedef struct GuardKey
 {
@@ -71,29 +73,61 @@ typedef struct GuardCounters
 
 struct GuardDb;
 
+/* GuardSlot.flags */
+#define GUARD_SLOT_START	0x01	/* last is a start, not an ID issued */
+#define GUARD_SLOT_WRITING	0x02	/* a write of the sequence's fence is
+									 * under way: early writers stay out */
+#define GUARD_SLOT_STALE	0x04	/* the database entry changed: look at it
+									 * again before the next ID */
+#define GUARD_SLOT_EPOCH_FREE 0x08	/* shardid 1.1 there: each call's epoch */
+
 typedef struct GuardSlot
 {
 	slock_t		mutex;
+	uint8		flags;			/* GUARD_SLOT_* */
 	bool		in_use;
 	GuardKey	key;			/* all zero while not in use */
-	int			dbno;			/* its database entry */
-	struct GuardDb *db;			/* the same, as a pointer */
-	uint32		gen;			/* the entry's gen this slot started from */
+	struct GuardDb *db;			/* its database entry */
+	int			dbno;			/* the same, as a number */
+	int64		epoch_ms;		/* the database's epoch, Unix ms */
 	int64		last;			/* last time field issued, or the start */
 	int64		last_block;		/* block of last, or SHARDID_NO_BLOCK */
-	bool		fenced;			/* last is a start at the fence, not an ID */
-	bool		probe_pending;	/* the table's own floor is not read yet */
-	bool		probed;			/* last is the table's floor, not issued */
-	int64		unprobed_last;	/* last before the table's floor raised it */
-	int64		start_slack;	/* lead of a fenced start; 0: the GUC's */
-	int64		last_issued_ms; /* Unix ms of the last ID, or GUARD_NEVER */
-	GuardCounters counters;
+	int64		fence;			/* the sequence's own durable fence, as far
+								 * as this server made it durable: no ID
+								 * past it before a new one is */
+	int64		fence_early;	/* fence less a quarter of the lead: past it
+								 * an ID has the fence written after it */
+	int64		seq_hi;			/* highest block of a value of the sequence
+								 * seen, or of the fence written into it */
+	int64		written;		/* the last fence this server wrote into the
+								 * sequence, or -1 (fence may be lower: the
+								 * database's fence bounds it) */
+	int64		hi_slack;		/* how many blocks a value may jump past
+								 * seq_hi before it counts as moved */
+	int64		start_slack;	/* lead of a start; 0: the GUC's */
+	int64		db_slack;		/* the lead the database's fence was
+								 * written with, to judge starts by */
+	int64		issued;			/* with GUARD_SLOT_START: the last field
+								 * issued before the start, or GUARD_NEVER */
+	int64		saved_last_ms;	/* the Unix ms of its last ID before this
+								 * server started (state.c), for the
+								 * statistics only */
+	int64		ghost_written;	/* from an evicted slot of the same key: the
+								 * fence it wrote, or -1 (see GuardGhost) */
+	int64		ghost_fence;	/* its fence */
+	int64		ghost_issued;	/* the last field it issued */
+	int64		ghost_seq_hi;	/* and the highest block it saw */
 	uint32		taken_words;	/* which words of taken hold bits */
 	uint64		taken[GUARD_BITMAP_WORDS];	/* ten-bit values issued in last */
+	GuardCounters counters;
+	int64		fence_writes;	/* writes of the sequence's fence */
 } GuardSlot;
 
-/* last_issued_ms of a slot that has issued nothing */
+/* a slot that has issued nothing */
 #define GUARD_NEVER			INT64_MIN
+
+/* seq_hi of a slot that knows nothing of its sequence yet */
+#define GUARD_SEQ_HI_NONE	(INT64_MIN / 4)
 
 /* What a database entry knows of its fence. */
 typedef enum GuardFenceState
@@ -110,18 +144,23 @@ typedef struct GuardDb
 	Oid			dbid;			/* InvalidOid: free */
 	int			nslots;			/* slots of this database */
 	pg_atomic_uint32 state;		/* GuardFenceState */
-	pg_atomic_uint32 gen;		/* bumped when start rises */
 	pg_atomic_uint64 fence;		/* the durable fence, a time field, as int64 */
 	int64		start;			/* where this database's slots start */
 	int64		floor;			/* last field of its evicted slots */
 	int64		start_slack;	/* how far start may be ahead of the IDs;
 								 * 0: as shardid.fence_lead says */
-	pg_atomic_uint64 epoch;		/* the database's epoch, Unix ms */
+	int64		epoch;			/* the database's epoch, Unix ms */
 	bool		epoch_free;		/* shardid 1.1 there: every call its own */
 	int64		fence_writes;	/* fence records written */
-	int64		fence_write_waits;	/* calls that waited for a write */
+	int64		write_waits;	/* calls that waited for a fence write */
+	int64		standby_timeouts;	/* fence writes used before every
+									 * standby had them */
 	TimestampTz last_used;		/* for choosing an entry to reuse */
 	int64		write_lag_ms;	/* how long the last fence write took */
+	int64		slack_written;	/* the largest lead (and quarter, and lag)
+								 * any fence was written with since this
+								 * server started: what a start found in a
+								 * sequence's value may be judged by */
 	pg_atomic_uint32 writing;	/* a fence write is under way: early
 								 * writers need not try the lock */
 } GuardDb;
@@ -144,6 +183,26 @@ typedef struct GuardMemo
 
 #define SHARDID_MEMOS_PER_DB	16
 
+/*
+ * What the server remembers of an evicted slot: the fence it wrote into
+ * its sequence and the last field it issued.  When the sequence comes
+ * back, its first value carries that fence, which runs ahead of its IDs
+ * by up to the lead: knowing that this server wrote it, and where its IDs
+ * stopped, the new slot starts there, without a wait.  A lossy cache:
+ * SHARDID_GHOSTS_PER_SLOT per slot, each key in one place, overwritten by
+ * another key that hashes there; a ghost lost costs a wait at most.
+ */
+typedef struct GuardGhost
+{
+	GuardKey	key;			/* all zero: none */
+	int64		written;
+	int64		fence;
+	int64		issued;
+	int64		seq_hi;
+} GuardGhost;
+
+#define SHARDID_GHOSTS_PER_SLOT	4
+
 typedef struct GuardShared
 {
 	LWLock	   *lock;
@@ -153,6 +212,7 @@ typedef struct GuardShared
 	TimestampTz stats_reset;
 	GuardDb    *dbs;			/* shardid.max_databases entries */
 	GuardMemo  *memos;			/* SHARDID_MEMOS_PER_DB times as many */
+	GuardGhost *ghosts;			/* SHARDID_GHOSTS_PER_SLOT per slot */
 	GuardSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* shardid.max_sequences */
 } GuardShared;
 
@@ -161,8 +221,11 @@ extern SHARDID_INTERNAL GuardShared *shardid_shared;
 extern SHARDID_INTERNAL int shardid_max_sequences;
 extern SHARDID_INTERNAL int shardid_max_databases;
 
-/* Define the sizing GUCs and install the hooks; from _PG_init. */
-extern SHARDID_INTERNAL void shardid_shmem_define(void);
+/* The shared-memory hooks, and those they chain to; set by _PG_init. */
+extern SHARDID_INTERNAL shmem_request_hook_type shardid_prev_shmem_request_hook;
+extern SHARDID_INTERNAL shmem_startup_hook_type shardid_prev_shmem_startup_hook;
+extern SHARDID_INTERNAL void shardid_shmem_request(void);
+extern SHARDID_INTERNAL void shardid_shmem_startup(void);
 
 /* Raise the documented error unless shared memory is set up. */
 extern SHARDID_INTERNAL void shardid_shmem_require(void);
@@ -195,46 +258,53 @@ guard_slot_key_word(const GuardSlot *slot)
 }
 
 /*
- * The bitmap of ten-bit values a slot issued in its last field.  A new
- * field empties it with one store (taken_words = 0): a word of taken is
- * read only when its bit in taken_words says it was written since.
+ * The last field a slot issued, or GUARD_NEVER: its last, unless last is
+ * a start.  A start is never what a database reached: one taken from a
+ * sequence's value is whatever that sequence's writers put there, and
+ * holds back only that sequence, never its database's floor or fence.
  */
-static inline bool
-guard_slot_taken(const GuardSlot *slot, int word, uint64 bit)
+static inline int64
+guard_slot_issued(const GuardSlot *slot)
 {
-	return ((slot->taken_words >> word) & 1) != 0 && (slot->taken[word] & bit) != 0;
+	return (slot->flags & GUARD_SLOT_START) ? slot->issued : slot->last;
 }
 
-static inline void
-guard_slot_take(GuardSlot *slot, int word, uint64 bit)
+/* The Unix ms of a slot's last ID, or GUARD_NEVER: for eviction and stats */
+static inline int64
+guard_slot_last_ms(const GuardSlot *slot)
 {
-	uint64		old = ((slot->taken_words >> word) & 1) ? slot->taken[word] : 0;
+	int64		issued = guard_slot_issued(slot);
 
-	slot->taken[word] = old | bit;
-	slot->taken_words |= (uint32) 1 << word;
-}
-
-/* A start whose values are not known: every value counts as taken. */
-static inline void
-guard_slot_take_all(GuardSlot *slot)
-{
-	memset(slot->taken, 0xFF, sizeof(slot->taken));
-	slot->taken_words = ((uint32) 1 << GUARD_BITMAP_WORDS) - 1;
+	return issued == GUARD_NEVER ? slot->saved_last_ms : issued + slot->epoch_ms;
 }
 
 /*
- * What a slot tells its database it reached: its last field, but not one
- * raised by the table's floor that it has not issued since.  A table's
- * rows are whatever its writers put there, a huge ID included: they hold
- * back their own sequence, never the database's floor or its fence.
+ * Move a slot to a start: IDs after it only.  Which ten-bit values the
+ * start holds is not known, so none joins it (last_block says no block).
+ * The caller holds the slot's mutex.
  */
-static inline int64
-guard_slot_reached(const GuardSlot *slot)
+static inline void
+guard_slot_start_at(GuardSlot *slot, int64 start, int64 slack)
 {
-	return slot->probed ? slot->unprobed_last : slot->last;
+	if (start <= slot->last)
+		return;
+	if (!(slot->flags & GUARD_SLOT_START))
+		slot->issued = slot->last;
+	slot->last = start;
+	slot->last_block = SHARDID_NO_BLOCK;
+	slot->start_slack = slack;
+	slot->flags |= GUARD_SLOT_START;
 }
 
-/* A fence value stored in an atomic, and back. */
+/* Set a slot's fence (its mutex held), and where its early write is due. */
+static inline void
+guard_slot_set_fence(GuardSlot *slot, int64 fence, int64 margin)
+{
+	slot->fence = fence;
+	slot->fence_early = fence - margin;
+}
+
+/* The database's published fence, read without a lock. */
 static inline int64
 guard_fence_read(GuardDb *db)
 {
@@ -246,6 +316,12 @@ guard_fence_read(GuardDb *db)
  * is not locked: check its key under its mutex.
  */
 extern SHARDID_INTERNAL int shardid_slot_lookup(Oid dbid, Oid seqid);
+
+/*
+ * A fence write of sequence seqid in the current database ended after its
+ * slot was evicted: the slot's ghost, if there is one, learns of it.
+ */
+extern SHARDID_INTERNAL void shardid_ghost_wrote(Oid seqid, int64 written, int64 fence);
 
 /* Zero every counter. */
 extern SHARDID_INTERNAL void shardid_shmem_reset_counters(void);
@@ -263,6 +339,28 @@ extern SHARDID_INTERNAL int64 shardid_db_known_max(GuardDb *db);
  * shardid_fence_lower.  Returns the field it lowered to.
  */
 extern SHARDID_INTERNAL int64 shardid_db_lower(GuardDb *db, int64 field);
+
+/*
+ * Lower what the slot of seqid in the current database knows of the
+ * sequence's fence to field, or to the last field it issued since this
+ * server started if that is later; for shardid_sequence_lower.  Returns
+ * the field it lowered to.
+ */
+extern SHARDID_INTERNAL int64 shardid_slot_lower(Oid seqid, int64 field);
+
+/*
+ * Tell every slot of database entry db to look at it again before its
+ * next ID: its state, start or epoch changed.  Takes shared->lock and
+ * each slot's mutex: call it with no spinlock held.
+ */
+extern SHARDID_INTERNAL void shardid_db_touch(GuardDb *db);
+
+/*
+ * The fences of these sequences of the current database (all of its
+ * sequences, with seqids NULL) are no longer durable: a rollback took
+ * their values back.  Their slots write again before the next ID.
+ */
+extern SHARDID_INTERNAL void shardid_slots_forget_fence(const Oid *seqids, int n);
 
 /* The database entry of the current database, or NULL if it has none. */
 extern SHARDID_INTERNAL GuardDb *shardid_db_current(void);

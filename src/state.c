@@ -88,7 +88,7 @@ shardid_state_save(const GuardShared *shared, int max_sequences)
 			continue;
 		memset(&saved, 0, sizeof(saved));
 		saved.key = slot->key;
-		saved.last_issued_ms = slot->last_issued_ms;
+		saved.last_issued_ms = guard_slot_last_ms(slot);
 		saved.counters = slot->counters;
 		if (fwrite(&saved, sizeof(saved), 1, file) != 1)
 			goto error;

@@ -30,11 +30,17 @@ PG_FUNCTION_INFO_V1(shardid_stats);
 PG_FUNCTION_INFO_V1(shardid_stats_1_1);
 PG_FUNCTION_INFO_V1(shardid_stats_info);
 PG_FUNCTION_INFO_V1(shardid_stats_reset);
+PG_FUNCTION_INFO_V1(shardid_stats_1_3);
 PG_FUNCTION_INFO_V1(shardid_fence_status);
+PG_FUNCTION_INFO_V1(shardid_fence_status_1_3);
 
-/* Columns of shardid_stats() in 1.0, and in 1.1 (adds fence_waits). */
+/*
+ * Columns of shardid_stats() in 1.0, in 1.1 (adds fence_waits), and in 1.3
+ * (adds the sequence's fence and its writes).
+ */
 #define STATS_COLS_1_0	7
 #define STATS_COLS_1_1	8
+#define STATS_COLS_1_3	10
 
 static bool
 sees_all(void)
@@ -86,9 +92,10 @@ stats_rows(FunctionCallInfo fcinfo, int ncols)
 
 	for (i = 0; i < n; i++)
 	{
-		Datum		values[STATS_COLS_1_1];
-		bool		nulls[STATS_COLS_1_1] = {0};
+		Datum		values[STATS_COLS_1_3];
+		bool		nulls[STATS_COLS_1_3] = {0};
 		GuardSlot  *s = &copy[i];
+		int64		last_ms = guard_slot_last_ms(s);
 
 		if (!row_visible(&s->key, all))
 			continue;
@@ -98,12 +105,21 @@ stats_rows(FunctionCallInfo fcinfo, int ncols)
 		values[3] = Int64GetDatum(s->counters.exhausted_waits);
 		values[4] = Int64GetDatum(s->counters.clock_waits);
 		values[5] = Int64GetDatum(s->counters.clock_refusals);
-		if (s->last_issued_ms == GUARD_NEVER)
+		if (last_ms == GUARD_NEVER)
 			nulls[6] = true;
 		else
-			values[6] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(s->last_issued_ms));
+			values[6] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(last_ms));
 		if (ncols > STATS_COLS_1_0)
 			values[7] = Int64GetDatum(s->counters.fence_waits);
+		if (ncols > STATS_COLS_1_1)
+		{
+			/* the sequence's fence as this server made it durable */
+			if (s->fence < 0)
+				nulls[8] = true;
+			else
+				values[8] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(s->fence + s->epoch_ms));
+			values[9] = Int64GetDatum(s->fence_writes);
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	pfree(copy);
@@ -124,6 +140,13 @@ Datum
 shardid_stats_1_1(PG_FUNCTION_ARGS)
 {
 	stats_rows(fcinfo, STATS_COLS_1_1);
+	return (Datum) 0;
+}
+
+Datum
+shardid_stats_1_3(PG_FUNCTION_ARGS)
+{
+	stats_rows(fcinfo, STATS_COLS_1_3);
 	return (Datum) 0;
 }
 
@@ -159,7 +182,7 @@ shardid_stats_info(PG_FUNCTION_ARGS)
 
 		SpinLockAcquire(&db->mutex);
 		if (db->dbid != InvalidOid && db->floor >= 0)
-			floor = Max(floor, db->floor + (int64) pg_atomic_read_u64(&db->epoch));
+			floor = Max(floor, db->floor + db->epoch);
 		SpinLockRelease(&db->mutex);
 	}
 	values[0] = Int32GetDatum(entries);
@@ -196,10 +219,12 @@ shardid_stats_reset(PG_FUNCTION_ARGS)
 
 /*
  * shardid_fence_status(): one row per database this server knows the
- * fence of.
+ * fence of, as 1.1 declares it; 1.3 declares shardid_fence_status_1_3,
+ * which adds standby_timeouts: the tuple has as many columns as the
+ * caller declares.
  */
-Datum
-shardid_fence_status(PG_FUNCTION_ARGS)
+static void
+fence_status_rows(FunctionCallInfo fcinfo)
 {
 	static const char *const state_names[] = {"unknown", "loaded", "none", "reload"};
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -215,14 +240,16 @@ shardid_fence_status(PG_FUNCTION_ARGS)
 	for (i = 0; i < shardid_max_databases; i++)
 	{
 		GuardDb    *db = &shared->dbs[i];
-		Datum		values[8];
-		bool		nulls[8] = {0};
+		Datum		values[9];
+		bool		nulls[9] = {0};
 		Oid			dbid;
 		uint32		state;
 		int64		fence;
 		int64		start;
+		int64		epoch;
 		int64		writes;
 		int64		write_waits;
+		int64		standby_timeouts;
 		int			nslots;
 
 		SpinLockAcquire(&db->mutex);
@@ -230,8 +257,10 @@ shardid_fence_status(PG_FUNCTION_ARGS)
 		state = pg_atomic_read_u32(&db->state);
 		fence = guard_fence_read(db);
 		start = db->start;
+		epoch = db->epoch;
 		writes = db->fence_writes;
-		write_waits = db->fence_write_waits;
+		write_waits = db->write_waits;
+		standby_timeouts = db->standby_timeouts;
 		nslots = db->nslots;
 		SpinLockRelease(&db->mutex);
 
@@ -244,7 +273,7 @@ shardid_fence_status(PG_FUNCTION_ARGS)
 		else
 		{
 			values[2] = Int64GetDatum(fence);
-			values[3] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(fence + SHARDID_DEFAULT_EPOCH_UNIX_MS));
+			values[3] = TimestampTzGetDatum(shardid_unix_ms_to_timestamptz(fence + epoch));
 		}
 		if (state != GUARD_FENCE_LOADED || start < 0)
 			nulls[4] = true;
@@ -253,9 +282,22 @@ shardid_fence_status(PG_FUNCTION_ARGS)
 		values[5] = Int32GetDatum(nslots);
 		values[6] = Int64GetDatum(writes);
 		values[7] = Int64GetDatum(write_waits);
+		values[8] = Int64GetDatum(standby_timeouts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	LWLockRelease(shared->lock);
+}
 
+Datum
+shardid_fence_status(PG_FUNCTION_ARGS)
+{
+	fence_status_rows(fcinfo);
+	return (Datum) 0;
+}
+
+Datum
+shardid_fence_status_1_3(PG_FUNCTION_ARGS)
+{
+	fence_status_rows(fcinfo);
 	return (Datum) 0;
 }

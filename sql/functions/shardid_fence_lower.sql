@@ -1,23 +1,25 @@
 -- Lowering the fence lets IDs after target be issued again, so it refuses
--- to go below any ID this database holds: every column of a table (not of
--- a partition: its parent's max() covers it) whose default calls
--- shardid_next.  IDs that have left the database it cannot see.
+-- to go below the fence of any sequence that a column's DEFAULT feeds to
+-- shardid_next: each sequence carries its own, which its owner lowers
+-- first with shardid_sequence_lower, knowing where that sequence's IDs
+-- went.  It reads the sequences' values and the catalog, and no table:
+-- a table's rows, types, casts and operators are whatever its writers
+-- made them.  IDs that left the database it cannot see.
 CREATE FUNCTION shardid_fence_lower(target pg_catalog.timestamptz)
 RETURNS pg_catalog.int8
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-	target_field pg_catalog.int8;
-	col record;
-	max_id pg_catalog.int8;
-	top_id pg_catalog.int8;
-	top record;
-	lowered pg_catalog.int8;
-	msg pg_catalog.text;
+	target_field int8;
+	seq record;
+	seq_fence int8;
+	top_seq regclass;
+	top_fence int8;
+	lowered int8;
+	msg text;
 BEGIN
-	IF NOT (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r
-			 WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+	IF NOT (SELECT r.rolsuper FROM pg_roles AS r WHERE r.rolname = CURRENT_USER) THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'insufficient_privilege',
 			MESSAGE = 'permission denied for function shardid_fence_lower',
@@ -25,59 +27,52 @@ BEGIN
 	END IF;
 
 	-- the time field of target; shardid_floor refuses a time out of range
-	target_field := @extschema@.shardid_floor(target, @extschema@.shardid_epoch())
-		OPERATOR(pg_catalog.>>) 23;
+	target_field := @extschema@.shardid_floor(target, @extschema@.shardid_epoch()) >> 23;
 
-	FOR col IN
-		SELECT ns.nspname, c.relname, a.attname
-		  FROM pg_catalog.pg_depend AS d
-		  JOIN pg_catalog.pg_attrdef AS ad ON ad.oid OPERATOR(pg_catalog.=) d.objid
-		  JOIN pg_catalog.pg_attribute AS a
-			ON a.attrelid OPERATOR(pg_catalog.=) ad.adrelid
-		   AND a.attnum OPERATOR(pg_catalog.=) ad.adnum
-		  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) ad.adrelid
-		  JOIN pg_catalog.pg_namespace AS ns ON ns.oid OPERATOR(pg_catalog.=) c.relnamespace
-		 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
-		   AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-		   AND d.refobjid IN (SELECT p.oid
-								FROM pg_catalog.pg_proc AS p
-								JOIN pg_catalog.pg_extension AS e
-								  ON e.extnamespace OPERATOR(pg_catalog.=) p.pronamespace
-							   WHERE e.extname OPERATOR(pg_catalog.=) 'shardid'
-								 AND p.proname OPERATOR(pg_catalog.=) 'shardid_next')
-		   AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'p']::pg_catalog."char"[])
-		   AND NOT c.relispartition
-		   -- other sessions' temporary tables (orphans of a crash too) cannot be read
-		   AND NOT pg_catalog.pg_is_other_temp_schema(c.relnamespace)
-		   AND NOT a.attisdropped
-		 GROUP BY ns.nspname, c.relname, a.attname
-		 ORDER BY ns.nspname, c.relname, a.attname
+	-- the sequence whose fence is furthest ahead, of those the DEFAULTs
+	-- that call shardid_next name (other sessions' temporary sequences,
+	-- orphans of a crash too, cannot be read); its value as stored, also
+	-- one the guard set with is_called false
+	FOR seq IN
+		SELECT DISTINCT ds.refobjid::regclass AS seq
+		  FROM pg_depend AS df
+		  JOIN pg_depend AS ds
+			ON ds.classid = df.classid AND ds.objid = df.objid
+		  JOIN pg_class AS c ON c.oid = ds.refobjid
+		 WHERE df.classid = 'pg_attrdef'::regclass
+		   AND df.refclassid = 'pg_proc'::regclass
+		   AND df.refobjid IN (SELECT p.oid
+								 FROM pg_proc AS p
+								 JOIN pg_extension AS e
+								   ON e.extnamespace = p.pronamespace
+								WHERE e.extname = 'shardid'
+								  AND p.proname = 'shardid_next')
+		   AND ds.refclassid = 'pg_class'::regclass
+		   AND c.relkind = 'S'
+		   AND NOT pg_is_other_temp_schema(c.relnamespace)
 	LOOP
-		EXECUTE pg_catalog.format('SELECT pg_catalog.max(%I) FROM %I.%I',
-								  col.attname, col.nspname, col.relname)
-		   INTO max_id;
-		IF max_id IS NOT NULL AND (top_id IS NULL OR max_id OPERATOR(pg_catalog.>) top_id) THEN
-			top_id := max_id;
-			top := col;
+		EXECUTE format('SELECT (last_value >> 10) - 1 FROM %s', seq.seq) INTO seq_fence;
+		IF top_fence IS NULL OR seq_fence > top_fence THEN
+			top_seq := seq.seq;
+			top_fence := seq_fence;
 		END IF;
 	END LOOP;
 
-	IF target_field OPERATOR(pg_catalog.<) (top_id OPERATOR(pg_catalog.>>) 23) THEN
+	IF target_field < top_fence THEN
 		RAISE EXCEPTION USING
 			ERRCODE = 'object_not_in_prerequisite_state',
-			MESSAGE = pg_catalog.format('fence cannot be lowered to %s', target),
-			DETAIL = pg_catalog.format('Column %I of table %I.%I holds an ID made at %s.',
-									   top.attname, top.nspname, top.relname,
-									   @extschema@.shardid_created_at(top_id, @extschema@.shardid_epoch())),
-			HINT = 'Choose a time at or after that ID.';
+			MESSAGE = format('fence cannot be lowered to %s', target),
+			DETAIL = format('Sequence %s carries a durable fence at %s.', top_seq,
+							@extschema@.shardid_created_at(top_fence << 23, @extschema@.shardid_epoch())),
+			HINT = format('Lower the sequences'' fences first: SELECT shardid_sequence_lower(%L, %L), as the owner of each, or choose a time at or after that fence.',
+						  top_seq::text, target);
 	END IF;
 
 	-- never below an ID this server issued since it started, either
 	lowered := @extschema@.shardid_fence_set(target_field);
-	msg := pg_catalog.format('durable fence of database "%s" lowered to time field %s (%s)',
-							 pg_catalog.current_database(), lowered,
-							 @extschema@.shardid_created_at(lowered OPERATOR(pg_catalog.<<) 23,
-															@extschema@.shardid_epoch()));
+	msg := format('durable fence of database "%s" lowered to time field %s (%s)',
+				  current_database(), lowered,
+				  @extschema@.shardid_created_at(lowered << 23, @extschema@.shardid_epoch()));
 	RAISE LOG '%', msg;
 	RAISE NOTICE '%', msg;
 	RETURN lowered;
@@ -85,6 +80,6 @@ END
 $fn$;
 
 COMMENT ON FUNCTION shardid_fence_lower(pg_catalog.timestamptz) IS
-'superuser only: lower the durable fence of this database to target, refusing to go below any ID in its columns that default to shardid_next; IDs that have left the database it cannot know';
+'superuser only: lower the durable fence of this database to target, refusing to go above it or below the fence of any sequence its columns default to; IDs that have left the database it cannot know';
 
 REVOKE ALL ON FUNCTION shardid_fence_lower(pg_catalog.timestamptz) FROM PUBLIC;

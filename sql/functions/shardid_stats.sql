@@ -14,9 +14,11 @@ CREATE FUNCTION shardid_stats(OUT datid pg_catalog.oid,
                               OUT clock_waits pg_catalog.int8,
                               OUT clock_refusals pg_catalog.int8,
                               OUT last_ms pg_catalog.timestamptz,
-                              OUT fence_waits pg_catalog.int8)
+                              OUT fence_waits pg_catalog.int8,
+                              OUT fence pg_catalog.timestamptz,
+                              OUT fence_writes pg_catalog.int8)
 RETURNS SETOF pg_catalog.record
-AS 'MODULE_PATHNAME', 'shardid_stats_1_1'
+AS 'MODULE_PATHNAME', 'shardid_stats_1_3'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION shardid_stats() IS

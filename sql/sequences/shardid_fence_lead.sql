@@ -4,6 +4,3 @@ COMMENT ON SEQUENCE shardid_fence_lead IS
 'how far ahead of the IDs the durable fence may be, in ms: shardid.fence_lead plus a quarter, as in force when the fence was last written, so that a start judges the fence by the lead it was written with';
 
 REVOKE ALL ON SEQUENCE shardid_fence_lead FROM PUBLIC;
-
--- pg_dump carries the lead with the fence
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.shardid_fence_lead'::pg_catalog.regclass, '');

@@ -14,4 +14,74 @@
 -- proves that an updated database equals a fresh one.
 --
 
+-- The database's fence and its lead are no longer extension configuration:
+-- no dump carries them, so no restore can set them back (a sequence
+-- dropped from the extension leaves its configuration with it, and comes
+-- back as a member).
+ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence;
+ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence;
+ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence_lead;
+ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence_lead;
+
+-- The statistics gain the sequences' own fences, and the fence status the
+-- standbys' timeouts: new columns of the functions behind the views.
+DROP VIEW @extschema@.shardid_stats;
+DROP FUNCTION @extschema@.shardid_stats();
+DROP VIEW @extschema@.shardid_fence_status;
+DROP FUNCTION @extschema@.shardid_fence_status();
+
 --@ sources
+
+-- Every sequence that a column's DEFAULT feeds to shardid_next gets its
+-- own fence now, at the database's, which is at or after every ID the
+-- database issued: a dump of part of the database made from now on
+-- carries it.  (The library writes it anyway before a sequence's first ID;
+-- this covers the sequences that issue none before they are dumped.)  A
+-- sequence that cannot carry one (AS integer, a low MAXVALUE, an
+-- INCREMENT other than 1 to 1024) is left as it is, with a WARNING: its
+-- next shardid_next says why it is refused.  setval moves each value
+-- forward only, and runs no code of any role's.
+DO $fences$
+DECLARE
+	fence pg_catalog.int8 := pg_catalog.pg_sequence_last_value('@extschema@.shardid_fence'::pg_catalog.regclass);
+	fence_value pg_catalog.int8;
+	s record;
+	v pg_catalog.int8;
+BEGIN
+	IF fence IS NULL OR fence OPERATOR(pg_catalog.<) 0 THEN
+		RETURN;
+	END IF;
+	fence_value := (fence OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) 10;
+	FOR s IN
+		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, q.seqmax, q.seqincrement
+		  FROM pg_catalog.pg_depend AS df
+		  JOIN pg_catalog.pg_depend AS ds
+			ON ds.classid OPERATOR(pg_catalog.=) df.classid
+		   AND ds.objid OPERATOR(pg_catalog.=) df.objid
+		  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) ds.refobjid
+		  JOIN pg_catalog.pg_sequence AS q ON q.seqrelid OPERATOR(pg_catalog.=) c.oid
+		 WHERE df.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+		   AND df.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+		   AND df.refobjid IN (SELECT p.oid FROM pg_catalog.pg_proc AS p
+								WHERE p.pronamespace OPERATOR(pg_catalog.=) '@extschema@'::pg_catalog.regnamespace
+								  AND p.proname OPERATOR(pg_catalog.=) 'shardid_next')
+		   AND ds.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+		   AND c.relpersistence OPERATOR(pg_catalog.=) 'p'
+	LOOP
+		IF s.seqmax OPERATOR(pg_catalog.<) (INT8 '1' OPERATOR(pg_catalog.<<) 50)
+		   OR s.seqincrement OPERATOR(pg_catalog.<) 1
+		   OR s.seqincrement OPERATOR(pg_catalog.>) 1024 THEN
+			RAISE WARNING USING
+				MESSAGE = pg_catalog.format('sequence %s cannot carry the durable fence of its IDs', s.seq),
+				DETAIL = 'shardid_next keeps each sequence''s fence in its value, which must go up by 1 to 1024 a call and reach 2^50 by the horizon.',
+				HINT = pg_catalog.format('ALTER SEQUENCE %s AS bigint NO MAXVALUE NO CYCLE INCREMENT BY 1; shardid_next refuses it until then.', s.seq);
+			CONTINUE;
+		END IF;
+		-- the value as stored, also one set with is_called false
+		EXECUTE pg_catalog.format('SELECT last_value FROM %s', s.seq) INTO v;
+		IF v OPERATOR(pg_catalog.<) fence_value THEN
+			PERFORM pg_catalog.setval(s.seq, fence_value, false);
+		END IF;
+	END LOOP;
+END
+$fences$;

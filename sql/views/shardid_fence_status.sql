@@ -7,7 +7,8 @@ CREATE VIEW shardid_fence_status AS
          f.start,
          f.sequences,
          f.writes,
-         f.write_waits
+         f.write_waits,
+         f.standby_timeouts
     FROM @extschema@.shardid_fence_status() AS f
     LEFT JOIN pg_catalog.pg_database AS d
            ON d.oid OPERATOR(pg_catalog.=) f.datid;

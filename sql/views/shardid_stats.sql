@@ -10,12 +10,14 @@ CREATE VIEW shardid_stats AS
          s.clock_waits,
          s.clock_refusals,
          s.fence_waits,
-         s.last_ms
+         s.last_ms,
+         s.fence,
+         s.fence_writes
     FROM @extschema@.shardid_stats() AS s
     LEFT JOIN pg_catalog.pg_database AS d
            ON d.oid OPERATOR(pg_catalog.=) s.datid;
 
 COMMENT ON VIEW shardid_stats IS
-'per-sequence counters of shardid_next; "sequence" is filled in for the current database';
+'per-sequence counters of shardid_next, and the durable fence each sequence carries as this server wrote it; "sequence" is filled in for the current database';
 
 GRANT SELECT ON shardid_stats TO PUBLIC;

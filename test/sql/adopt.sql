@@ -24,8 +24,11 @@ INSERT INTO adopt_serial (note) SELECT 'after' FROM generate_series(1, 100);
 SELECT note, count(*), bool_and(shardid_shard(id) = 42) AS on_shard_42,
        min(id) > (SELECT max(id) FROM adopt_serial WHERE note = 'before') AS after_the_old_keys
   FROM adopt_serial WHERE note = 'after' GROUP BY note;
--- the sequence went on counting: the new IDs' low ten bits are 101..200
-SELECT min(shardid_seq(id)), max(shardid_seq(id)) FROM adopt_serial WHERE note = 'after';
+-- the sequence went on counting: the first new ID's low ten bits are 101,
+-- and the sequence then carries the new IDs' durable fence
+SELECT shardid_seq(min(id)) AS first_new_seq FROM adopt_serial WHERE note = 'after';
+SELECT (last_value >> 10) - 1 >= (SELECT max(id) >> 23 FROM adopt_serial) AS fence_covers
+  FROM adopt_serial_id_seq;
 -- idempotent
 SELECT sequence, action FROM shardid_adopt('adopt_serial', 42);
 -- another shard for the same table is a move, not an adoption

@@ -19,6 +19,7 @@ SELECT err($$SELECT shardid_next(8192, 'errs_seq')$$);
 SELECT err($$SELECT shardid_encode('2026-10-23+00', 9000, 0)$$);
 SELECT err($$SELECT shardid_encode('2026-10-23+00', -1, 0)$$);
 SELECT err($$SELECT shardid_next(8191, 'errs_seq', '2011-01-01+00') >> 23 > 0$$) AS shard_8191_works;
+SELECT last_value AS errs_seq_after_ok, is_called AS errs_seq_called_after_ok FROM errs_seq \gset
 
 -- Sequence numbers outside 0 to 1023 in shardid_encode.
 SELECT err($$SELECT shardid_encode('2026-10-23+00', 1, 1024)$$);
@@ -79,8 +80,10 @@ CREATE TABLE errs_dropped (id bigint);
 SELECT err($$SELECT shardid_next(3, 'errs_dropped')$$);
 DROP TABLE errs_dropped;
 
--- None of the refusals above spent a sequence value.
-SELECT nextval('errs_seq') AS next_value_is_3;
+-- None of the refusals above spent a sequence value: the sequence stands
+-- where the one call that issued an ID (shard 8191) left it.
+SELECT last_value = :errs_seq_after_ok AND is_called = :'errs_seq_called_after_ok' AS no_value_spent
+  FROM errs_seq;
 
 -- A failing DEFAULT writes nothing.
 CREATE TABLE errs_posts (id bigint PRIMARY KEY DEFAULT shardid_next(1, 'errs_seq'), shard int);

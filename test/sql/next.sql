@@ -95,11 +95,22 @@ SELECT shardid_epoch() AS database_epoch_unchanged;
 -- Under its own epoch, next_seq goes on.
 SELECT shardid_next(3, 'next_seq') > max(id) AS own_epoch_goes_on FROM next_posts;
 
--- A descending sequence works too: seq is the value mod 1024, never negative.
+-- Each sequence carries its IDs' durable fence in its value, so it must
+-- go up, by 1 to 1024 a call, and reach 2^50: a descending sequence, an
+-- integer one, one with a low MAXVALUE are refused at their first call,
+-- saying why, and issue nothing.
 CREATE SEQUENCE next_down INCREMENT BY -1 MINVALUE -10000 MAXVALUE 0 START 0;
-SELECT bool_and(shardid_seq(id) BETWEEN 0 AND 1023) AS non_negative_seq,
-       count(DISTINCT id) AS distinct_ids
-  FROM (SELECT shardid_next(9, 'next_down') AS id FROM generate_series(1, 3000)) x;
+SELECT err($$SELECT shardid_next(9, 'next_down')$$) AS descending;
+CREATE SEQUENCE next_int AS integer;
+SELECT err($$SELECT shardid_next(9, 'next_int')$$) AS integer_sequence;
+CREATE SEQUENCE next_low MAXVALUE 1000000000;
+SELECT err($$SELECT shardid_next(9, 'next_low')$$) AS low_maxvalue;
+SELECT count(*) AS issued_by_refused FROM shardid_stats
+ WHERE sequence IN ('next_down'::regclass, 'next_int'::regclass, 'next_low'::regclass)
+   AND ids_issued > 0;
+-- Made right, it goes on.
+ALTER SEQUENCE next_int AS bigint NO MAXVALUE;
+SELECT shardid_seq(shardid_next(9, 'next_int')) = currval('next_int') % 1024 AS integer_made_bigint;
 
 -- Schema-qualified and quoted sequence names.
 CREATE SCHEMA "Shard 7";
@@ -136,4 +147,4 @@ SELECT last_ms IS NOT NULL AS reset_keeps_last_ms FROM shardid_stats WHERE seque
 DROP TABLE next_posts;
 DROP FUNCTION next_posts_note();
 DROP SCHEMA "Shard 7" CASCADE;
-DROP SEQUENCE next_seq, next_epoch_seq, next_down, next_stride;
+DROP SEQUENCE next_seq, next_epoch_seq, next_down, next_int, next_low, next_stride;

@@ -61,8 +61,11 @@ SELECT count(*) AS posts, count(DISTINCT id) AS distinct_ids,
   FROM shard_0042.posts;
 SELECT count(*) AS likes, bool_and(shardid_shard(id) = 42) AS all_shard_42
   FROM shard_0042.likes;
-SELECT last_value AS posts_seq FROM shard_0042.posts_id_seq;
-SELECT last_value AS likes_seq FROM shard_0042.likes_id_seq;
+-- each table's own sequence carries the durable fence of its IDs
+SELECT (last_value >> 10) - 1 >= (SELECT max(id) >> 23 FROM shard_0042.posts) AS posts_seq_fence
+  FROM shard_0042.posts_id_seq;
+SELECT (last_value >> 10) - 1 >= (SELECT max(id) >> 23 FROM shard_0042.likes) AS likes_seq_fence
+  FROM shard_0042.likes_id_seq;
 
 -- Running it again changes nothing: same catalog rows, same data.
 CREATE TEMP TABLE before_rerun AS

@@ -3,14 +3,17 @@
 # 010_stress.pl: shardid_next under load, on a real server with shardid
 # preloaded.  Millions of IDs from one sequence in one statement, then
 # several sessions at once on one sequence, then a sequence whose every
-# value needs a millisecond of its own (so the guard must pace it), then
-# cycling sequences.  All IDs go into a table without a unique index, with
-# their issue order, and the test checks:
+# value needs a millisecond of its own (so the guard must pace it), then a
+# sequence set back again and again while two sessions use it, so that
+# its values repeat; sequences that cannot carry their IDs' durable fence
+# (cycling in a small range, descending) are refused.  All IDs go into a
+# table without a unique index, with their issue order and the value
+# nextval gave them, and the test checks:
 #   - no ID repeats;
 #   - no (sequence, millisecond) holds more than 1,024 IDs;
 #   - a sequence's time field never goes back in issue order;
-#   - one session's IDs strictly increase (not for a cycling or descending
-#     sequence, whose values themselves go down);
+#   - one session's IDs strictly increase (not for a sequence set back,
+#     whose values themselves go down);
 #   - each ID's millisecond lies between the clock readings just before and
 #     just after the call (at most 1 ms after the latter: the guard's
 #     lead), so IDs follow the server clock;
@@ -41,10 +44,12 @@ CREATE UNLOGGED TABLE ids (
 	seq		regclass NOT NULL,
 	t0		timestamptz NOT NULL,	-- clock_timestamp() before the call
 	id		bigint NOT NULL,
-	t1		timestamptz NOT NULL	-- clock_timestamp() after it
+	t1		timestamptz NOT NULL,	-- clock_timestamp() after it
+	v		bigint				-- the value nextval gave it (currval)
 );
 CREATE SEQUENCE one;
 CREATE SEQUENCE many;
+CREATE SEQUENCE back;
 CREATE SEQUENCE cyc MINVALUE 0 MAXVALUE 1023 CYCLE;
 CREATE SEQUENCE tiny MINVALUE 0 MAXVALUE 9 CYCLE;
 CREATE SEQUENCE down INCREMENT -1 MINVALUE -1000000000 MAXVALUE 5000 START 5000;
@@ -89,15 +94,15 @@ SELECT count(*) FROM ids
 # again.  generate_series gives the issue order.
 $node->safe_psql(
 	'postgres', q{
-INSERT INTO ids (sess, ord, seq, t0, id, t1)
-SELECT 0, g, 'one', clock_timestamp(), shardid_next(1, 'one'), clock_timestamp()
+INSERT INTO ids (sess, ord, seq, t0, id, t1, v)
+SELECT 0, g, 'one', clock_timestamp(), shardid_next(1, 'one'), clock_timestamp(), currval('one')
   FROM generate_series(1, 2000000) AS g;
 });
 my $per_ms = check_ids('one', 2000000, 'one statement');
 note "one statement: at most $per_ms IDs in a millisecond";
 is( $node->safe_psql(
 		'postgres', q{
-SELECT bool_and(shardid_shard(id) = 1 AND shardid_seq(id) = ord % 1024)
+SELECT bool_and(shardid_shard(id) = 1 AND shardid_seq(id) = v % 1024)
   FROM ids WHERE seq = 'one'::regclass;
 }),
 	't',
@@ -163,16 +168,20 @@ note "$nsess sessions: $waits calls waited for the next millisecond";
 $node->safe_psql(
 	'postgres', q{
 CREATE SEQUENCE wide INCREMENT BY 1024;
-INSERT INTO ids (sess, ord, seq, t0, id, t1)
-SELECT 40, g, 'wide', clock_timestamp(), shardid_next(6, 'wide'), clock_timestamp()
+INSERT INTO ids (sess, ord, seq, t0, id, t1, v)
+SELECT 40, g, 'wide', clock_timestamp(), shardid_next(6, 'wide'), clock_timestamp(), currval('wide')
   FROM generate_series(1, 2000) AS g;
 });
 is(check_ids('wide', 2000, 'INCREMENT BY 1024'),
 	1, 'INCREMENT BY 1024: one ID per millisecond');
+# The first value is 1; the fence writes move the sequence to the first
+# value of a block, and INCREMENT BY 1024 keeps its ten bits there.
 is( $node->safe_psql(
 		'postgres', q{
-SELECT bool_and(shardid_seq(id) = 1) FROM ids WHERE seq = 'wide'::regclass}),
-	't', 'INCREMENT BY 1024: every ID has seq 1');
+SELECT bool_and(shardid_seq(id) = v % 1024),
+       string_agg(DISTINCT shardid_seq(id)::text, ',' ORDER BY shardid_seq(id)::text)
+  FROM ids WHERE seq = 'wide'::regclass}),
+	't|0,1', 'INCREMENT BY 1024: every ID has its value\'s ten bits, 1 and then 0');
 cmp_ok(
 	$node->safe_psql(
 		'postgres',
@@ -181,10 +190,9 @@ cmp_ok(
 	'>', 0,
 	'INCREMENT BY 1024: calls wait for the next millisecond (exhausted_waits > 0)');
 
-# 3. Cycling sequences hand out the same values again: MAXVALUE 1023
-# CYCLE (the Instagram recipe's own sequence) from two sessions at once,
-# and a sequence of ten values from one statement.  A millisecond may hold
-# each slot once, so nothing repeats.
+# 3. A sequence whose values repeat: two sessions take 100,000 IDs each
+# from "back" in ten statements of 10,000, each after setting it back to
+# 1.  A millisecond may hold each ten-bit value once, so nothing repeats.
 @workers = ();
 for my $s (11 .. 12)
 {
@@ -193,9 +201,17 @@ for my $s (11 .. 12)
 		[
 			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-d',
 			$node->connstr('postgres'), '-c', qq{
-INSERT INTO ids (sess, ord, seq, t0, id, t1)
-SELECT $s, g, 'cyc', clock_timestamp(), shardid_next(3, 'cyc'), clock_timestamp()
-  FROM generate_series(1, 100000) AS g;
+DO \$\$
+BEGIN
+	FOR c IN 0 .. 9 LOOP
+		PERFORM setval('back', 1);
+		INSERT INTO ids (sess, ord, seq, t0, id, t1, v)
+		SELECT $s, c * 10000 + g, 'back', clock_timestamp(), shardid_next(3, 'back'),
+			   clock_timestamp(), currval('back')
+		  FROM generate_series(1, 10000) AS g;
+	END LOOP;
+END
+\$\$;
 }
 		],
 		'>', \$out, '2>', \$err);
@@ -205,36 +221,35 @@ for my $w (@workers)
 {
 	my ($h, $out, $err) = @$w;
 	$h->finish;
-	is($h->result(0), 0, 'cycling worker finished without error')
+	is($h->result(0), 0, 'worker on a sequence set back finished without error')
 	  or diag $$err;
 }
-check_ids('cyc', 200000, 'MAXVALUE 1023 CYCLE, two sessions', 1);
-
-$node->safe_psql(
-	'postgres', q{
-INSERT INTO ids (sess, ord, seq, t0, id, t1)
-SELECT 20, g, 'tiny', clock_timestamp(), shardid_next(4, 'tiny'), clock_timestamp()
-  FROM generate_series(1, 5000) AS g;
-});
-check_ids('tiny', 5000, 'MAXVALUE 9 CYCLE', 1);
-
-# 4. A descending sequence, from positive values into negative ones: its
-# blocks and slots come from floor division, and each new block still
-# moves to a later millisecond.
-$node->safe_psql(
-	'postgres', q{
-INSERT INTO ids (sess, ord, seq, t0, id, t1)
-SELECT 30, g, 'down', clock_timestamp(), shardid_next(5, 'down'), clock_timestamp()
-  FROM generate_series(1, 300000) AS g;
-});
-check_ids('down', 300000, 'INCREMENT -1 across zero', 1);
+cmp_ok(
+	$node->safe_psql(
+		'postgres', q{SELECT count(*) - count(DISTINCT v) FROM ids WHERE seq = 'back'::regclass}),
+	'>', 1000, 'set back every few ms: many values were handed out again');
+check_ids('back', 200000, 'set back every few ms, two sessions', 1);
 is( $node->safe_psql(
 		'postgres', q{
-SELECT bool_and(shardid_seq(id) = (5001 - ord) & 1023) FROM ids
- WHERE seq = 'down'::regclass;
-}),
-	't',
-	'INCREMENT -1 across zero: seq = nextval mod 1024, also for negative values');
+SELECT bool_and(shardid_seq(id) = v % 1024) FROM ids WHERE seq = 'back'::regclass}),
+	't', 'set back every few ms: seq = nextval % 1024');
+
+# 4. Sequences that cannot carry the durable fence of their IDs in their
+# value are refused at their first call, saying why, and issue nothing:
+# MAXVALUE 1023 CYCLE (the Instagram recipe's own sequence), MAXVALUE 9
+# CYCLE, and a descending sequence.
+for my $seq ('cyc', 'tiny', 'down')
+{
+	like(
+		sql_error($node, qq{SELECT shardid_next(3, '$seq')}),
+		qr/^55000: sequence "$seq" cannot carry the durable fence of its IDs$/,
+		"$seq: refused at its first call (55000)");
+}
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM shardid_stats
+ WHERE sequence IN ('cyc'::regclass, 'tiny'::regclass, 'down'::regclass) AND ids_issued > 0}),
+	'0', 'the refused sequences issued nothing');
 
 $node->stop;
 done_testing();

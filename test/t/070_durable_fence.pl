@@ -96,11 +96,13 @@ sub stat_of
 		"SELECT $column FROM shardid_stats WHERE sequence = 's'::regclass");
 }
 
+# The fence the guard goes by for the sequence s: the larger of the
+# database's and the one s carries in its value.
 sub fence_of
 {
 	my ($node) = @_;
 	return $node->safe_psql('postgres',
-		'SELECT last_value FROM shardid_fence');
+		'SELECT greatest((SELECT last_value FROM shardid_fence), (SELECT (last_value >> 10) - 1 FROM s))');
 }
 
 # The clock offset (seconds from the real clock) that puts $node's clock
@@ -109,7 +111,7 @@ sub behind_fence
 {
 	my ($node, $seconds) = @_;
 	my $fence_s = $node->safe_psql('postgres',
-		q{SELECT extract(epoch FROM shardid_created_at(last_value << 23)) FROM shardid_fence});
+		'SELECT extract(epoch FROM shardid_created_at(' . fence_of($node) . ' << 23))');
 	return $fence_s - Time::HiRes::time() - $seconds;
 }
 
@@ -266,16 +268,16 @@ $restored->stop;
 my $dump = "$tmp/ids.dump";
 command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $primary2->connstr('postgres') ],
 	'E: pg_dump');
-my $dumped_fence = fence_of($primary2);
 my $fresh = shardid_node('fresh', @conf);
 my $fresh_clock = "$tmp/fresh.faketime";
 set_clock($fresh_clock, 0);
 start_faked($fresh, $fresh_clock);
 command_ok([ 'pg_restore', '-d', $fresh->connstr('postgres'), $dump ],
 	'E: pg_restore into a fresh cluster');
-is(fence_of($fresh), $dumped_fence, 'E: the fence came with the data');
-cmp_ok(fence_of($fresh), '>=', max_field($fresh),
-	'E: the fence is past every restored ID');
+cmp_ok($fresh->safe_psql('postgres', 'SELECT last_value FROM shardid_fence'), '<',
+	max_field($fresh), 'E: the database fence is no dump\'s: the new one knows nothing');
+cmp_ok($fresh->safe_psql('postgres', 'SELECT (last_value >> 10) - 1 FROM s'), '>=',
+	max_field($fresh), 'E: the sequence came with its fence, past every restored ID');
 refused_then_made($fresh, $fresh_clock, 'E: pg_dump/pg_restore');
 $primary2->stop;
 

@@ -456,6 +456,29 @@ CREATE INDEX ON p (id);
 INSERT INTO p VALUES (9223372036854775806);
 CREATE TEMP SEQUENCE x OWNED BY p.id;
 SELECT shardid_next(0, 'x');} ],
+	[ 'shardid_next', 'a sequence set past the horizon, and one with a huge cache' => q{
+CREATE TEMP SEQUENCE x;
+SELECT setval('x', 4611686018427387904);
+SELECT shardid_next(0, 'x');
+SELECT shardid_next(0, 'x');
+CREATE TEMP SEQUENCE y CACHE 1000000;
+SELECT count(shardid_next(0, 'y')) FROM generate_series(1, 3000);
+CREATE TEMP SEQUENCE z MAXVALUE 1125899906842624;
+SELECT shardid_next(0, 'z');} ],
+	[ 'shardid_sequence_lower', 'others\' sequences, the fence, and targets at the ends of time' => qq{
+SELECT shardid_sequence_lower('s', now());
+SELECT shardid_sequence_lower('shardid_fence', now());
+SELECT shardid_sequence_lower('ids', now());
+SELECT shardid_sequence_lower(0::oid::regclass, now());
+CREATE TEMP SEQUENCE x;
+SELECT count(shardid_next(0, 'x')) FROM generate_series(1, 1000);
+SELECT shardid_sequence_lower('x', now() + interval '1 hour');
+SELECT shardid_sequence_lower('x', 'infinity');
+SELECT shardid_sequence_lower('x', '-infinity');
+SELECT shardid_sequence_lower('x', $early);
+SELECT shardid_sequence_lower('x', '2011-01-01 00:00:00+00');
+SELECT shardid_sequence_lower('x', now() - interval '1 day');
+SELECT count(shardid_next(0, 'x')) FROM generate_series(1, 1000);} ],
 	[ 'shardid_adopt', 'a temp table with the largest bigint' => q{
 CREATE TEMP TABLE t (id bigserial PRIMARY KEY, v int);
 INSERT INTO t VALUES (9223372036854775807, 1);
@@ -703,11 +726,15 @@ command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $ep->connstr('epochs') ],
 $ep->safe_psql('postgres', 'CREATE DATABASE epochs_copy');
 command_ok([ 'pg_restore', '-d', $ep->connstr('epochs_copy'), $dump ],
 	'B: pg_restore into a fresh database');
-my $carried = q{SELECT shardid_epoch(), (SELECT last_value FROM shardid_fence),
-                       (SELECT last_value FROM shardid_fence_lead)};
-is($ep->safe_psql('epochs_copy', $carried),
-	$ep->safe_psql('epochs', $carried),
-	'B: the epoch, the fence and its lead came with the data');
+is($ep->safe_psql('epochs_copy', 'SELECT shardid_epoch()'),
+	$ep->safe_psql('epochs', 'SELECT shardid_epoch()'),
+	'B: the epoch came with the data');
+is( $ep->safe_psql(
+		'epochs_copy', q{SELECT (SELECT last_value FROM shardid_fence), (SELECT last_value FROM shardid_fence_lead)}),
+	'-1|-1', 'B: the database\'s fence and its lead did not: no dump carries them');
+is( $ep->safe_psql(
+		'epochs_copy', q{SELECT (SELECT (last_value >> 10) - 1 FROM s) >= (SELECT max(id >> 23) FROM ids)}),
+	't', 'B: the sequence came with its fence, past every restored ID');
 is( $ep->safe_psql(
 		'epochs_copy', q{
 SELECT abs(extract(epoch FROM shardid_created_at(shardid_next(3, 's'), '2020-01-01 00:00:00+00')
@@ -765,7 +792,7 @@ is(state_of($ep, 'up', 'postgres', sprintf($take2020, 'c-1.1')),
 	'no error', 'C: at 1.1, with the 1.2 library, IDs under the custom epoch');
 $ep->safe_psql('up', 'ALTER EXTENSION shardid UPDATE');
 is($ep->safe_psql('up', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
-	'1.2', 'C: updated to 1.2');
+	'1.3', 'C: updated to 1.3');
 $e = error_of($ep, 'up', 'postgres', sprintf($take2020, 'c-refused'));
 is($e->{code}, '22023', 'C: after the update the same call is refused with 22023');
 like(
@@ -877,15 +904,22 @@ INSERT INTO ids (phase) SELECT 'e-before' FROM generate_series(1, 100000);
 		qr/^42501: /, 'E: a plain role may not lower the fence (42501)');
 	$e = error_of($fast, 'postgres', 'postgres', q{SELECT shardid_fence_lower(now())});
 	is($e->{code}, '55000',
-		'E: with the fast rows in the table, lowering the fence is refused (55000)');
-	like($e->{detail}, qr/^Column id of table public\.ids holds an ID made at /,
-		'E: the refusal names the table and the column');
+		'E: while the sequence carries the fast clock\'s fence, lowering the database\'s is refused (55000)');
+	like($e->{detail}, qr/^Sequence (public\.)?evs carries a durable fence at /,
+		'E: the refusal names the sequence');
+	like($e->{hint}, qr/shardid_sequence_lower\('(public\.)?evs'/, 'E: the hint says how to lower it');
 	is(fence_of($fast), $fast_fence, 'E: the fence did not move');
 
+	# The sequence's owner (here a superuser) knows where its fast IDs
+	# went: they are deleted, and the owner lowers the sequence's fence.
+	like(state_of($fast, 'postgres', 'mallory', q{SELECT shardid_sequence_lower('evs', now())}),
+		qr/^42501: /, 'E: a role that does not own the sequence may not lower its fence (42501)');
 	$fast->safe_psql('postgres', q{DELETE FROM ids WHERE phase = 'e-fast'});
 	my $log_offset = -s $fast->logfile;
+	$e = error_of($fast, 'postgres', 'postgres', q{SELECT shardid_sequence_lower('evs', now())});
+	is($e->{code}, 'none', 'E: its owner lowers the sequence\'s fence');
 	$e = error_of($fast, 'postgres', 'postgres', q{SELECT shardid_fence_lower(now())});
-	is($e->{code}, 'none', 'E: once they are deleted, a superuser lowers the fence');
+	is($e->{code}, 'none', 'E: then a superuser lowers the database\'s');
 	my ($lowered) = $e->{out} =~ /^(\d+)$/m;
 	$lowered //= -1;
 	is(fence_of($fast), $lowered, 'E: the stored fence is what it returned');
@@ -893,12 +927,18 @@ INSERT INTO ids (phase) SELECT 'e-before' FROM generate_series(1, 100000);
 			qr/LOG:  durable fence of database "postgres" lowered from time field $fast_fence to $lowered/,
 			$log_offset),
 		'E: the server log says so');
+	ok($fast->log_contains(qr/LOG:  durable fence of sequence "evs" lowered from time field \d+ to \d+/,
+			$log_offset),
+		'E: and of the sequence\'s');
 	is( state_of($fast, 'postgres', 'postgres',
 			q{INSERT INTO ids (phase) SELECT 'e-after' FROM generate_series(1, 200000)}),
 		'no error', 'E: inserts work again');
 	is($fast->safe_psql('postgres', q{SELECT count(*) FROM ids WHERE phase = 'e-refused'}),
 		'0', 'E: the refused insert wrote nothing');
 	check_ids($fast, 'postgres', 'E: before the fast clock and after the fence was lowered');
+	like(state_of($fast, 'postgres', 'postgres', q{SELECT shardid_fence_lower(now() + interval '1 hour')}),
+		qr/^55000: time field \d+ is past the durable fence of database "postgres"$/,
+		'E: lowering cannot raise the fence (55000)');
 
 	# Lowered below an ID this server issued (from a sequence that feeds
 	# no table): the fence stays at that ID, and the function says where.
@@ -906,6 +946,8 @@ INSERT INTO ids (phase) SELECT 'e-before' FROM generate_series(1, 100000);
 		q{SELECT shardid_created_at(max(id)) + interval '1 ms' FROM ids});
 	my $issued_field = $fast->safe_psql('postgres',
 		q{SELECT shardid_next(7, 'other') >> 23 FROM pg_sleep(0.3)});
+	is(state_of($fast, 'postgres', 'postgres', qq{SELECT shardid_sequence_lower('evs', '$t1')}),
+		'no error', 'E: evs\'s fence lowered to just after its last ID');
 	$e = error_of($fast, 'postgres', 'postgres', qq{SELECT shardid_fence_lower('$t1')});
 	is($e->{code}, 'none', 'E: lowered to just after the table\'s last ID');
 	($lowered) = $e->{out} =~ /^(\d+)$/m;

@@ -509,9 +509,10 @@ restart_after('B1', @procs);
 
 # B2. A backend waiting for a fence lock that is never released.  In
 # database h4io1 the holder's first fence write is held up for a minute
-# (shardid.debug_fence_write_delay), holding the fence's lock; a second
-# session there needs a fence write too, and waits for that lock (a
-# heavyweight lock: no LWLock is held around a fence write).  The holder is stopped
+# (shardid.debug_fence_write_delay), holding the locks of the sequence's
+# fence and the database's; a second session there needs a fence write
+# too, and waits for the sequence's (heavyweight locks: no LWLock is held
+# around a fence write).  The holder is stopped
 # (SIGSTOP) before the postmaster is killed, and killed after: the lock is
 # never released.
 $node->safe_psql('postgres', 'CREATE DATABASE h4io1');
@@ -521,7 +522,7 @@ my $holder = bg_psql($node, 'h4io1', 'h4_holder',
 	q{SELECT shardid_next(5, 's') >> 23});
 my $hpid = poll_value(
 	$node, 'postgres', q{
-SELECT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+SELECT DISTINCT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
  WHERE a.application_name = 'h4_holder' AND a.state = 'active'
    AND a.wait_event_type = 'Extension'
    AND l.locktype = 'relation' AND l.mode = 'ShareUpdateExclusiveLock' AND l.granted});
@@ -531,7 +532,7 @@ my $poller = bg_psql($node, 'h4io1', 'h4_poller',
 	q{SELECT shardid_next(5, 's') >> 23});
 my $ppid = poll_value(
 	$node, 'postgres', q{
-SELECT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+SELECT DISTINCT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
  WHERE a.application_name = 'h4_poller' AND a.state = 'active'
    AND a.wait_event_type = 'Lock'
    AND l.locktype = 'relation' AND l.mode = 'ShareUpdateExclusiveLock' AND NOT l.granted});

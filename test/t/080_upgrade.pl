@@ -260,8 +260,34 @@ SELECT min(id) > (SELECT max(id) FROM posts WHERE phase <> '1.2') FROM posts WHE
 # 6. 1.3.  The three databases at 1.2 (made at 1.0, at 1.1 and at 1.2)
 #    are updated to 1.3, by the update script the Makefile makes from
 #    sql/updates/ and sql/, and must have the catalog of a fresh install
-#    of 1.3, the script the Makefile makes from sql/.
-$node->safe_psql($_, q{ALTER EXTENSION shardid UPDATE TO '1.3'}) for qw(postgres fresh11 fresh12);
+#    of 1.3, the script the Makefile makes from sql/.  Before, the database
+#    made at 1.0 gets two sequences that a DEFAULT feeds to shardid_next
+#    and that issued nothing under this library, as after a restore of a
+#    1.2 dump: a bigint one at 5000, and an integer one.  The update gives
+#    the first the database's fence (its value moves forward to the first
+#    value of the block after the fence) and warns of the second.
+$node->safe_psql(
+	'postgres', q{
+CREATE SEQUENCE restored_seq;
+SELECT setval('restored_seq', 5000);
+CREATE TABLE restored (id bigint DEFAULT shardid_next(8, 'restored_seq'));
+CREATE SEQUENCE narrow_seq AS integer;
+CREATE TABLE narrow (id bigint DEFAULT shardid_next(8, 'narrow_seq'));
+});
+my ($upd_out, $upd_err) = ('', '');
+$node->psql('postgres', q{ALTER EXTENSION shardid UPDATE TO '1.3'},
+	stdout => \$upd_out, stderr => \$upd_err, on_error_die => 1);
+like($upd_err, qr/WARNING:  sequence narrow_seq cannot carry the durable fence of its IDs/,
+	'the update warns of a sequence that cannot carry a fence');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT last_value = ((SELECT last_value FROM shardid_fence) + 1) << 10, NOT is_called
+  FROM restored_seq;
+SELECT last_value, is_called FROM narrow_seq}),
+	"t|t\n1|f",
+	'the update writes the database\'s fence into a sequence that issued nothing, and leaves one that cannot carry it');
+$node->safe_psql('postgres', q{DROP TABLE restored, narrow; DROP SEQUENCE restored_seq, narrow_seq});
+$node->safe_psql($_, q{ALTER EXTENSION shardid UPDATE TO '1.3'}) for qw(fresh11 fresh12);
 $node->safe_psql('postgres', 'CREATE DATABASE fresh13');
 $node->safe_psql('fresh13', 'CREATE EXTENSION shardid');
 my $fresh13 = $node->safe_psql('fresh13', $catalog_query);
@@ -273,6 +299,10 @@ is($node->safe_psql('fresh11', $catalog_query), $fresh13,
 is($node->safe_psql('fresh12', $catalog_query), $fresh13,
 	'1.2 updated to 1.3 has the catalog of a fresh 1.3 install');
 unlike($fresh13, qr/shardid_library_probe/, 'the library probe leaves nothing behind');
+is(join(' ', sort $fresh13 =~ /^config (\S+) $/mg), 'shardid_epoch',
+	'1.3: only the epoch is extension configuration: no dump carries the fence, no restore sets it');
+like($fresh13, qr/^function shardid_sequence_lower\(regclass,timestamp with time zone\) volatile=v strict=t parallel=u /m,
+	'the comparison covers the 1.3 functions');
 
 $node->safe_psql('postgres',
 	q{INSERT INTO posts (phase) SELECT '1.3' FROM generate_series(1, 100000)});

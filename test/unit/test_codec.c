@@ -112,6 +112,35 @@ test_shortcode(void)
 }
 
 /*
+ * The two parts of the rule as one decision, as guard.c makes it: the
+ * field (shardid_rule_field), or why and until when to wait
+ * (shardid_rule_wait).
+ */
+#define RULE_ISSUE (-1)
+typedef int RuleResult;
+
+static RuleResult
+rule_decide(int64_t last, int64_t last_block, bool taken, int64_t now,
+			int64_t block, int64_t lead, int64_t max_regression,
+			int64_t *issue, int64_t *until, int64_t *regression)
+{
+	ShardidRuleIn in = {last, now, block == last_block && !taken};
+	int64_t		field = shardid_rule_field(&in);
+	ShardidWaitIn w = {last, now, in.joins, lead, max_regression};
+	ShardidWaitOut out;
+
+	if (field != SHARDID_RULE_WAIT)
+	{
+		*issue = field;
+		return RULE_ISSUE;
+	}
+	out = shardid_rule_wait(&w);
+	*until = out.until;
+	*regression = out.regression;
+	return (RuleResult) out.kind;
+}
+
+/*
  * Simulate a caller that takes one value every step_ns simulated
  * nanoseconds from one sequence, on a steady clock, and check the guard's
  * promises: never more than one ms ahead, time never back, IDs strictly
@@ -137,11 +166,11 @@ rule_fast_caller(int64_t step_ns)
 			int64_t		issue = 0,
 						until = 0,
 						reg = 0;
-			ShardidRule r = shardid_rule_decide(last_ms, last_block, false, now_ns / 1000000,
+			RuleResult r = rule_decide(last_ms, last_block, false, now_ns / 1000000,
 												shardid_seq_block(value), 1, 1000,
 												&issue, &until, &reg);
 
-			if (r == SHARDID_ISSUE)
+			if (r == RULE_ISSUE)
 			{
 				int64_t		id = 0;
 
@@ -161,7 +190,7 @@ rule_fast_caller(int64_t step_ns)
 				last_block = shardid_seq_block(value);
 				break;
 			}
-			if (r != SHARDID_WAIT_LEAD)
+			if (r != (RuleResult) SHARDID_WAIT_LEAD)
 				ok = 0;
 			waits++;
 			now_ns = until * 1000000;	/* sleep exactly until then */
@@ -201,12 +230,12 @@ test_rule_cycle(int period)
 						until = 0,
 						reg = 0;
 			bool		taken = (issued[v10 / 64] >> (v10 % 64)) & 1;
-			ShardidRule r = shardid_rule_decide(last_ms, last_block, taken,
+			RuleResult r = rule_decide(last_ms, last_block, taken,
 												now_ns / 1000000,
 												shardid_seq_block(value), 1, 1000,
 												&issue, &until, &reg);
 
-			if (r == SHARDID_ISSUE)
+			if (r == RULE_ISSUE)
 			{
 				int64_t		rel = issue - INT64_C(1700000000000);
 
@@ -223,7 +252,7 @@ test_rule_cycle(int period)
 				last_block = shardid_seq_block(value);
 				break;
 			}
-			if (r != SHARDID_WAIT_LEAD)
+			if (r != (RuleResult) SHARDID_WAIT_LEAD)
 				ok = 0;
 			now_ns = until * 1000000;
 		}
@@ -240,53 +269,53 @@ test_rule_clock(void)
 				reg = 0;
 
 	/* steady: next ms issues at once */
-	CHECK(shardid_rule_decide(100, 7, false, 101, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(rule_decide(100, 7, false, 101, 7, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
 	/* same ms, same block: joins it */
-	CHECK(shardid_rule_decide(100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 100);
+	CHECK(rule_decide(100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 100);
 	/* same ms, new block: one ahead */
-	CHECK(shardid_rule_decide(100, 7, false, 100, 8, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(rule_decide(100, 7, false, 100, 8, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
 	/* already one ahead, new block: exhausted, wait for 100 */
-	CHECK(shardid_rule_decide(101, 8, false, 100, 9, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_LEAD &&
+	CHECK(rule_decide(101, 8, false, 100, 9, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD &&
 		  until == 101 && reg == 1);
 	/* one ahead, same block: fine */
-	CHECK(shardid_rule_decide(101, 8, false, 100, 8, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(rule_decide(101, 8, false, 100, 8, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
 	/* clock 5 ms back: waited out */
-	CHECK(shardid_rule_decide(100, 7, false, 95, 7, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
+	CHECK(rule_decide(100, 7, false, 95, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_CLOCK &&
 		  reg == 5 && until == 99);
 	/* clock an hour back: refused, with the size */
-	CHECK(shardid_rule_decide(3600100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
+	CHECK(rule_decide(3600100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE &&
 		  reg == 3600000);
 	/* exactly at the limit: still waited out */
-	CHECK(shardid_rule_decide(1100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK);
-	CHECK(shardid_rule_decide(1101, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_REFUSE);
+	CHECK(rule_decide(1100, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_CLOCK);
+	CHECK(rule_decide(1101, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE);
 	/* a value whose ten bits last_ms holds moves on, in its own block too */
-	CHECK(shardid_rule_decide(100, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
-	CHECK(shardid_rule_decide(101, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_WAIT_LEAD);
+	CHECK(rule_decide(100, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
+	CHECK(rule_decide(101, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD);
 	/* limit 0 refuses any step back */
-	CHECK(shardid_rule_decide(100, 7, false, 98, 7, 1, 0, &issue, &until, &reg) == SHARDID_REFUSE);
+	CHECK(rule_decide(100, 7, false, 98, 7, 1, 0, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE);
 	/* a stale value from an older block moves on, never back */
-	CHECK(shardid_rule_decide(100, 8, false, 100, 7, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE && issue == 101);
+	CHECK(rule_decide(100, 8, false, 100, 7, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
 	/* a fresh entry starts at the floor */
-	CHECK(shardid_rule_decide(100, SHARDID_NO_BLOCK, false, 100, 0, 1, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
+	CHECK(rule_decide(100, SHARDID_NO_BLOCK, false, 100, 0, 1, 1000, &issue, &until, &reg) == RULE_ISSUE &&
 		  issue == 101);
 
 	/*
 	 * A start at a fence that runs 625 ms ahead (lead 625): a clock up to
 	 * 625 behind it waits for it; the regression limit counts from there.
 	 */
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9375, 0, 625, 1000, &issue, &until, &reg) == SHARDID_WAIT_LEAD &&
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9375, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD &&
 		  until == 10000 && reg == 625);
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK &&
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_CLOCK &&
 		  reg == 626);
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 8376, 0, 625, 1000, &issue, &until, &reg) == SHARDID_WAIT_CLOCK);
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 8375, 0, 625, 1000, &issue, &until, &reg) == SHARDID_REFUSE &&
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 8376, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_CLOCK);
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 8375, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE &&
 		  reg == 1625);
 	/* at the fence the first ID takes the field after it, one ahead */
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 10000, 0, 625, 1000, &issue, &until, &reg) == SHARDID_ISSUE &&
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 10000, 0, 625, 1000, &issue, &until, &reg) == RULE_ISSUE &&
 		  issue == 10001);
 	/* with limit 0 a clock behind a fence is still waited out within its lead */
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9500, 0, 625, 0, &issue, &until, &reg) == SHARDID_WAIT_LEAD);
-	CHECK(shardid_rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 0, &issue, &until, &reg) == SHARDID_REFUSE);
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9500, 0, 625, 0, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD);
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 0, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE);
 }
 
 int
