@@ -15,8 +15,8 @@
 #     (# TYPE counter or gauge) and its description;
 #   - shardid_stats: one series per sequence, each counter equal to the
 #     view's column;
-#   - shardid_fence: loaded, missing, sequences, writes and write_waits
-#     equal to the view; ahead_seconds between the fence's time less the
+#   - shardid_fence: loaded, missing, sequences, writes, write_waits and
+#     standby_timeouts equal to the view; ahead_seconds between the fence's time less the
 #     clock after the scrape and before it;
 #   - shardid_partition: one series per table, partitions, default_rows,
 #     moved, last_ok/busy/failed and last_run_time_seconds equal to the
@@ -94,7 +94,7 @@ my %usage;
 	}
 }
 my @metrics = sort grep { $usage{$_} ne 'LABEL' } keys %usage;
-is(scalar(@metrics), 20, 'the queries file defines 20 metrics');
+is(scalar(@metrics), 21, 'the queries file defines 21 metrics');
 
 # ---- A server and a load -------------------------------------------------
 # Its clock is faked (libfaketime) so that a step back makes a refusal.
@@ -244,15 +244,15 @@ is(value('shardid_stats_ids_issued', sequence => 'posts_id_seq'), 3000, 'posts_i
 is(value('shardid_stats_clock_refusals', sequence => 'ahead_id_seq'), 1, 'ahead_id_seq refused one call');
 
 # shardid_fence
-my ($loaded, $missing, $sequences, $writes, $waits, $fence_s) = split /\|/,
+my ($loaded, $missing, $sequences, $writes, $waits, $timeouts, $fence_s) = split /\|/,
   $node->safe_psql('app',
 	q{SELECT (state = 'loaded')::int, (state = 'none')::int, sequences, writes, write_waits,
-	         extract(epoch FROM fence_time)
+	         standby_timeouts, extract(epoch FROM fence_time)
 	    FROM shardid_fence_status WHERE datname = 'app'});
 is( join(' ', map { value("shardid_fence_$_", datname => 'app') // 'none' }
-		qw(loaded missing sequences writes write_waits)),
-	"$loaded $missing $sequences $writes $waits",
-	'shardid_fence: loaded, missing, sequences, writes, write_waits as the view');
+		qw(loaded missing sequences writes write_waits standby_timeouts)),
+	"$loaded $missing $sequences $writes $waits $timeouts",
+	'shardid_fence: loaded, missing, sequences, writes, write_waits, standby_timeouts as the view');
 is("$loaded $missing", '1 0', 'the fence is loaded');
 my $ahead = value('shardid_fence_ahead_seconds', datname => 'app');
 ok( $ahead >= $fence_s - $after - 0.001 && $ahead <= $fence_s - $before + 0.001,
@@ -300,7 +300,7 @@ my @rules;
 		push @rules, [ $name, $1 ] if /^\s+expr: (.+)$/;
 	}
 }
-is(scalar(@rules), 5, 'five alert rules');
+is(scalar(@rules), 6, 'six alert rules');
 my %fires;
 for my $rule (@rules)
 {
