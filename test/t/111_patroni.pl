@@ -318,6 +318,10 @@ CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT shardid_next(5, 'ids_seq'));
 		kill 'STOP', @ws;
 		sleep 1;
 	}
+	# fence writes that went on before every connected standby had them
+	# (shardid.standby_wait ran out)
+	my $timeouts = psql_node($old,
+		q{SELECT standby_timeouts FROM shardid_fence_status WHERE datname = current_database()});
 	my $pm = postmaster_pid($old);
 	my $killed_at = Time::HiRes::time();
 	$old->{h}->signal('KILL');                # Patroni
@@ -361,15 +365,16 @@ CREATE TABLE ids (id bigint PRIMARY KEY DEFAULT shardid_next(5, 'ids_seq'));
 	my %f = (
 		before => scalar(@old_ids), after => scalar(@new_ids), lost => scalar(@lost),
 		twice => scalar(@twice), max_old => $max_old, min_new => $min_new,
-		failover_s => $promoted_at - $killed_at,
+		failover_s => $promoted_at - $killed_at, timeouts => $timeouts,
 		outage_s => defined $first_new_t ? $first_new_t - $killed_at : undef,
 		# how far the new primary's first ID is past the old primary's
 		# last, in ms of their time fields (negative: before it)
 		margin_ms => defined $min_new && defined $max_old ? ($min_new >> 23) - ($max_old >> 23) : undef);
 	note sprintf "$mode: %d IDs committed on the old primary, %d on the new one; promoted %.1f s "
 	  . "after the kill, first new ID %.1f s after it; committed IDs lost: %d; IDs issued twice: %d; "
-	  . "the new primary's first ID is %d ms past the old one's last",
-	  @f{qw(before after failover_s outage_s lost twice margin_ms)};
+	  . "the new primary's first ID is %d ms past the old one's last; "
+	  . "fence writes past shardid.standby_wait before the kill: %d",
+	  @f{qw(before after failover_s outage_s lost twice margin_ms timeouts)};
 	ok($f{before} > 100 && $f{after} > 100, "$mode: the client committed IDs before and after the failover");
 	is(scalar(grep { !$lost{$_} } @twice), 0, "$mode: every ID issued twice is one lost with the old primary");
 
