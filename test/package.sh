@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # test/package.sh: build the Debian packages postgresql-NN-shardid for each
-# PostgreSQL major version, and shardid-fleet (Architecture: all, made by
-# every version's build, in that version's Debian release), check them with
-# lintian, and test them as a user gets them: installed with apt into a
-# clean Debian root, then for the extension the regression and isolation
-# suites (debian/tests/installcheck, as autopkgtest runs it) against the
-# installed files, from a source tree that was never built, and for
-# shardid-fleet debian/tests/fleet-cli (--help, check --no-connect, the
-# manual page).
+# PostgreSQL major version, and shardid-fleet and python3-shardid
+# (Architecture: all, made by every version's build, in that version's
+# Debian release), check them with lintian, and test them as a user gets
+# them: installed with apt into a clean Debian root, then for the
+# extension the regression and isolation suites (debian/tests/installcheck,
+# as autopkgtest runs it) against the installed files, from a source tree
+# that was never built, for shardid-fleet debian/tests/fleet-cli (--help,
+# check --no-connect, the manual page), for python3-shardid
+# debian/tests/python (import, the unit tests and the test vectors), and
+# for each package debian/tests/docs (every link of its installed pages
+# resolves).
 #
 #   15  built and tested in Debian 12 bookworm roots
 #   17  built and tested in Debian 13 trixie roots
@@ -27,8 +30,8 @@
 #   --build-only  build only: no lintian, no installed-package test
 #
 # Run as root.  Closes with "package: N passed, N failed", counting per
-# version the build, lintian, the installed extension's test and the
-# installed shardid-fleet's test.
+# version the build, lintian, and the tests of the installed extension,
+# shardid-fleet and python3-shardid.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -116,10 +119,12 @@ build() {
 	# the version's extension package, and shardid-fleet: every version's
 	# build makes it anew, from its own release, into its own directory
 	ls "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb \
-		"$dest"/shardid-fleet_"$debver"_all.deb >/dev/null || return 1
+		"$dest"/shardid-fleet_"$debver"_all.deb \
+		"$dest"/python3-shardid_"$debver"_all.deb >/dev/null || return 1
 	echo "built: $(cd "$dest" && ls ./*.deb | tr '\n' ' ')"
 	dpkg-deb -f "$dest"/postgresql-"$v"-shardid_"$debver"_"$arch".deb Depends
 	dpkg-deb -f "$dest"/shardid-fleet_"$debver"_all.deb Depends
+	dpkg-deb -f "$dest"/python3-shardid_"$debver"_all.deb Depends
 }
 
 # check V: lintian on what build V made (the .changes: the source, the
@@ -138,7 +143,8 @@ check() {
 			>"$run/lintian-install.log" 2>&1 || { cat "$run/lintian-install.log"; return 1; }
 	fi
 	local changes=$out/$v/shardid_${debver}_$arch.changes deb
-	for deb in postgresql-"$v"-shardid_"$debver"_"$arch".deb shardid-fleet_"$debver"_all.deb; do
+	for deb in postgresql-"$v"-shardid_"$debver"_"$arch".deb shardid-fleet_"$debver"_all.deb \
+		python3-shardid_"$debver"_all.deb; do
 		grep -q " $deb\$" "$changes" || { echo "$changes lists no $deb"; return 1; }
 	done
 	rm -rf "$lint_dir/root/lint"
@@ -181,6 +187,7 @@ test_installed() {
 		ls -l \$lib/shardid.so \$ext/shardid.control \$ext/shardid--*.sql
 		cd /src/shardid
 		debian/tests/installcheck
+		debian/tests/docs
 		apt-get purge -y -q postgresql-\$v-shardid
 		if ls \$lib/shardid.so \$ext/shardid* 2>/dev/null; then
 			echo 'purge left files behind'; exit 1
@@ -189,6 +196,21 @@ test_installed() {
 	" || rc=$?
 	root_leave "$dir" || rc=1
 	return $rc
+}
+
+# root_with_deb V DIR DEB: check that the Architecture: all package DEB
+# of build V holds no byte code, then make a clean root of V's release in
+# DIR with DEB in /debs and the source tree in /src/shardid.
+root_with_deb() {
+	local v=$1 dir=$2 deb=$3
+	if dpkg-deb -c "$out/$v/$deb" | grep -E '__pycache__|\.pyc$'; then
+		echo "$deb holds byte code"
+		return 1
+	fi
+	root_enter "$v" "$dir" || return 1
+	mkdir -p "$dir/root/debs"
+	cp "$out/$v/$deb" "$dir/root/debs/"
+	copy_tree "$here" "$dir/root/src/shardid"
 }
 
 # test_fleet V: in a clean root of V's release, apt install the
@@ -201,14 +223,7 @@ test_installed() {
 # package (after runs as root) and check that no file is left.
 test_fleet() {
 	local v=$1 dir=$run/root-fleet-$1 rc=0 deb=shardid-fleet_${debver}_all.deb
-	if dpkg-deb -c "$out/$v/$deb" | grep -E '__pycache__|\.pyc$'; then
-		echo "$deb holds byte code"
-		return 1
-	fi
-	root_enter "$v" "$dir" || return 1
-	mkdir -p "$dir/root/debs"
-	cp "$out/$v/$deb" "$dir/root/debs/"
-	copy_tree "$here" "$dir/root/src/shardid"
+	root_with_deb "$v" "$dir" "$deb" || return 1
 	root_run "$dir" bash -euc "
 		apt-get update -q
 		for p in shardid-fleet python3-psycopg; do
@@ -224,6 +239,7 @@ test_fleet() {
 			/usr/share/man/man1/shardid-fleet.1.gz /usr/share/doc/shardid-fleet
 		cd /src/shardid
 		debian/tests/fleet-cli
+		debian/tests/docs
 		shardid-fleet check --no-connect tools/examples/fleet.map
 		shardid-fleet check --no-connect /usr/share/doc/shardid-fleet/examples/fleet.map
 		# the manual page as man shows it, with groff's warnings
@@ -245,6 +261,38 @@ test_fleet() {
 	return $rc
 }
 
+# test_python V: in a clean root of V's release, apt install the
+# python3-shardid package that build V made (nothing but python3 comes
+# with it), check that it holds no byte code and installs into
+# /usr/lib/python3/dist-packages, run debian/tests/python (import, the
+# unit tests and every test vector against the installed module) and
+# debian/tests/docs, then purge it and check that no file is left (the
+# byte code that python3's postinst compiled goes with it).
+test_python() {
+	local v=$1 dir=$run/root-python-$1 rc=0 deb=python3-shardid_${debver}_all.deb
+	root_with_deb "$v" "$dir" "$deb" || return 1
+	root_run "$dir" bash -euc "
+		apt-get update -q
+		if dpkg -s python3-shardid >/dev/null 2>&1; then
+			echo 'the root is not clean: python3-shardid is installed already'; exit 1
+		fi
+		apt-get install -y -q --no-install-recommends /debs/$deb
+		dpkg -s python3-shardid | grep -E '^(Status|Version|Depends):'
+		dpkg -L python3-shardid | grep -E '/dist-packages/shardid'
+		cd /src/shardid
+		debian/tests/python
+		debian/tests/docs
+		apt-get purge -y -q python3-shardid
+		if ls -d /usr/lib/python3/dist-packages/shardid /usr/lib/python3/dist-packages/shardid-*.dist-info \\
+				/usr/share/doc/python3-shardid 2>/dev/null; then
+			echo 'purge left files behind'; exit 1
+		fi
+		echo 'purged: no files left'
+	" || rc=$?
+	root_leave "$dir" || rc=1
+	return $rc
+}
+
 for v in $versions; do
 	where="$(root_suite "$v") root"
 	step "PostgreSQL $v: build ($where)" build "$v"
@@ -255,8 +303,10 @@ for v in $versions; do
 			test_installed "$v"
 		step "PostgreSQL $v: shardid-fleet: apt install into a clean $(root_suite "$v") root, --help, check, man page" \
 			test_fleet "$v"
+		step "PostgreSQL $v: python3-shardid: apt install into a clean $(root_suite "$v") root, import, vectors" \
+			test_python "$v"
 	else
-		failed=$((failed + 3))
+		failed=$((failed + 4))
 		summary+=("FAILED PostgreSQL $v: lintian and tests skipped, no package")
 	fi
 done

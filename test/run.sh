@@ -16,9 +16,9 @@
 # What it changes on the machine: as root, it installs the Debian packages
 # it needs and says which (the server and its headers, the build tools,
 # and the test tools: see the list below).  The third-party extensions the
-# TAP tests use (PL/Proxy, and pg_partman on 15) are not installed: their
-# .debs are unpacked into the private copy only, and node-postgres, from
-# the npm registry, into the test directory only.
+# TAP tests use (PL/Proxy, pg_cron, and pg_partman on 15) are not
+# installed: their .debs are unpacked into the private copy only, and
+# node-postgres, from the npm registry, into the test directory only.
 #
 # PostgreSQL major version: PG_MAJOR (default: the newest server installed,
 # else the Debian release's own: 15 on Debian 12, 17 on 13, 18 on forky;
@@ -46,6 +46,13 @@ done
 echo "== packages (PostgreSQL $PG_MAJOR)"
 install_packages make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
 	libipc-run-perl faketime python3-psycopg clang libclang-rt-dev groff-base
+# the tools shardid's docs set up beside it: postgres_exporter
+# (test/t/110_postgres_exporter.pl); for the long tier's HA test
+# (test/t/111_patroni.pl, PG_TEST_EXTRA=shardid_ha) Patroni and etcd
+install_packages prometheus-postgres-exporter
+if [[ " ${PG_TEST_EXTRA:-} " == *" shardid_ha "* ]]; then
+	install_packages patroni etcd-server
+fi
 # ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
 # psycopg2, Node.js and npm (a nodejs that ships its own npm, as
 # NodeSource's does, conflicts with Debian's npm package: keep that one)
@@ -84,6 +91,12 @@ private_install "$work/pg"
 # Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
 extras=(postgresql-$PG_MAJOR-plproxy)
 [ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
+# pg_cron for test/t/066_pg_cron.pl, which skips where Debian has none
+if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep -q '^ *Candidate: [0-9]'; then
+	extras+=(postgresql-$PG_MAJOR-cron)
+else
+	echo "no postgresql-$PG_MAJOR-cron in apt: test/t/066_pg_cron.pl will skip"
+fi
 private_add_debs "$work/pg" "${extras[@]}"
 
 # Tests run in a copy of the tree that the cluster owner may write to.
@@ -143,7 +156,7 @@ run_clients() {
 	local pkgs=()
 	command -v node >/dev/null || pkgs+=(nodejs)
 	command -v npm >/dev/null || pkgs+=(npm)
-	install_packages "${pkgs[@]}" python3-build python3-setuptools python3-wheel || return 1
+	install_packages "${pkgs[@]}" python3-build python3-setuptools python3-wheel python3-venv || return 1
 	mkdir -p "$out"
 	echo "node $(node --version), npm $(npm --version), $(/usr/bin/python3 --version)"
 
