@@ -10,8 +10,8 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(shardid_node sql_error libfaketime set_clock start_faked
-  wait_for_clock kill9_and_reap);
+our @EXPORT = qw(shardid_node sql_error sql_outcome error_fields libfaketime set_clock
+  start_faked wait_for_clock clock_to kill9_and_reap);
 
 # A new, initialised node (not started) with shardid preloaded, UTC, no
 # fsync, and any further postgresql.conf lines given.  An optional hash
@@ -44,6 +44,54 @@ sub sql_error
 	return 'no error' if $rc == 0;
 	return $1 if $stderr =~ /ERROR:\s+(\w{5}: [^\n]*)/;
 	return "unexpected: $stderr";
+}
+
+# Run $sql on $node's database $db with verbose errors, stopping at the
+# first, as role $opt{user} if given, bounded by $opt{timeout} seconds
+# (default 60: enough for any wait the guard may make on a faked clock).
+# Returns a hash: code ('none', the first error's SQLSTATE, or 'timeout'),
+# message, detail and hint of that error, and out (what psql printed).  A
+# statement still running at the timeout is terminated on the server.
+sub sql_outcome
+{
+	my ($node, $db, $sql, %opt) = @_;
+	my ($out, $err, $timed_out) = ('', '', 0);
+	my $app = "shardid_test_$$";
+	local $ENV{PGAPPNAME} = $app;
+	my $rc = $node->psql(
+		$db, "\\set VERBOSITY verbose\n$sql",
+		stdout => \$out,
+		stderr => \$err,
+		on_error_stop => 1,
+		timeout => $opt{timeout} // 60,
+		timed_out => \$timed_out,
+		$opt{user} ? (extra_params => [ '-U', $opt{user} ]) : ());
+	my $e = error_fields($rc == 0 ? '' : $err);
+	@$e{qw(code message)} = ('unexpected', $err) if $rc != 0 && $e->{code} eq 'none';
+	$e->{out} = $out;
+	if ($timed_out)
+	{
+		local $ENV{PGAPPNAME} = 'shardid_test_cleanup';
+		$node->psql('postgres',
+			"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '$app'");
+		$e->{code} = 'timeout';
+	}
+	return $e;
+}
+
+# The first error in psql's verbose $stderr as a hash: code (its SQLSTATE,
+# 'none' if there is none), message, detail and hint.
+sub error_fields
+{
+	my ($stderr) = @_;
+	my %e = (code => 'none', message => '', detail => '', hint => '');
+	return \%e unless $stderr =~ /ERROR:/;
+	@e{qw(code message detail hint)} = $stderr =~
+	  /ERROR:\s+(\w{5}): ([^\n]*)\n(?:DETAIL:\s+([^\n]*)\n)?(?:HINT:\s+([^\n]*)\n)?/
+	  or @e{qw(code message)} = ('unexpected', $stderr);
+	$e{detail} //= '';
+	$e{hint} //= '';
+	return \%e;
 }
 
 # The path of libfaketime, or undef if it is not installed.
@@ -103,6 +151,18 @@ sub wait_for_clock
 		usleep(100_000);
 	}
 	return 0;
+}
+
+# Set $node's clock (started by start_faked on $file) to read Unix time
+# $t now, and wait until it does, as wait_for_clock; by then it reads $t
+# plus the second or so that took.  Returns the offset, or undef if the
+# clock did not follow.
+sub clock_to
+{
+	my ($node, $file, $t) = @_;
+	my $offset = $t - Time::HiRes::time();
+	set_clock($file, $offset);
+	return wait_for_clock($node, $offset) ? $offset : undef;
 }
 
 # kill -9 the postmaster of $node, as a power loss or the OOM killer would,
