@@ -92,7 +92,7 @@ private_install "$work/pg"
 extras=(postgresql-$PG_MAJOR-plproxy)
 [ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
 # pg_cron for test/t/066_pg_cron.pl, which skips where Debian has none
-if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep -q '^ *Candidate: [0-9]'; then
+if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep '^ *Candidate: [0-9]' >/dev/null; then
 	extras+=(postgresql-$PG_MAJOR-cron)
 else
 	echo "no postgresql-$PG_MAJOR-cron in apt: test/t/066_pg_cron.pl will skip"
