@@ -84,8 +84,11 @@ cleanup() {
 trap cleanup EXIT
 
 # A private copy of PostgreSQL to install into: the system's stays as it is.
+# The tests run with shardid's Assert()s compiled in (the invariants of
+# src/guard.c), unless SHARDID_ASSERTS is set empty; the benchmarks and
+# the packages build without them.
 echo "== build and install into $work/pg (a private copy of PostgreSQL $PG_MAJOR)"
-private_install "$work/pg"
+SHARDID_ASSERTS=${SHARDID_ASSERTS-1} private_install "$work/pg"
 # Third-party extensions for the TAP tests, unpacked into the private copy.
 # pg_partman: the 4.x series the recipes in docs/partitions.md are for is
 # Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
