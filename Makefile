@@ -25,7 +25,7 @@ DATA_built = shardid--1.3.sql shardid--1.2--1.3.sql
 
 REGRESS = codec errors shortcode markings next properties provision adopt partitions public vectors
 REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
-ISOLATION = concurrent drop provision
+ISOLATION = concurrent drop provision_race
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
