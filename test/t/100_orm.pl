@@ -220,8 +220,10 @@ INSERT INTO old_posts SELECT shardid_created_at(id), 'late ' || id FROM posts;
 });
 
 # What a backfill on the live shard would mint: the live posts' own
-# milliseconds, seq from a new sequence (as the live one started).
-is( $node->safe_psql(
+# milliseconds, seq from a new sequence (as the live one started).  All
+# but a few of the live IDs: the live sequence's values jump to a new
+# block at each of its fence writes (since 1.3), the new one's do not.
+my $again = $node->safe_psql(
 		'backfill', q{
 CREATE TEMP SEQUENCE wrong_seq;
 SELECT count(*) FROM posts
@@ -229,9 +231,9 @@ JOIN (SELECT shardid_encode(posted_at, 1, (nextval('wrong_seq') % 1024)::int,
                             shardid_epoch()) AS id
       FROM (SELECT posted_at FROM old_posts WHERE body LIKE 'late %'
             ORDER BY posted_at, substr(body, 6)::bigint) o) w USING (id);
-}),
-	'2000',
-	'backfill on the live shard: every one of the 2000 live IDs minted again');
+});
+cmp_ok($again, '>=', 1000,
+	"backfill on the live shard: most of the 2000 live IDs minted again ($again)");
 
 # The recipe.
 $node->safe_psql(
