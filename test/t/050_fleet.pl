@@ -5,7 +5,7 @@
 #    servers from a map file, twice (the second run creates nothing), and
 #    build the router from the map, twice
 #  - insert posts for every shard through the router, and a logical shard
-#    of 1,000,000 rows (SHARDID_LONG_TESTS=1: 5,000,000) directly on its
+#    of 1,000,000 rows (PG_TEST_EXTRA=shardid_load: 5,000,000) directly on its
 #    server, and take a snapshot of that shard through the router
 #  - move that shard from server 1 to server 2 with logical replication
 #    while two writers insert into it and two into other shards through the
@@ -31,7 +31,7 @@ use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
 use FleetTest;
 
-my $long = $ENV{SHARDID_LONG_TESTS} ? 1 : 0;
+my $long = test_extra('shardid_load');
 my $bulk_rows = $long ? 5_000_000 : 1_000_000;
 my $moved = 5;          # the logical shard that moves, from server 1 to 2
 

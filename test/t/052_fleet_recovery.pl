@@ -16,7 +16,7 @@
 # names: before and after each step is recorded in the router, and inside
 # the write fence (after the lock, after the catch-up, after the rename,
 # after its commit).  Each point is then resumed; the points up to the
-# router switch are also aborted (all of them with SHARDID_LONG_TESTS=1, a
+# router switch are also aborted (all of them with PG_TEST_EXTRA=shardid_load, a
 # sample of each kind otherwise).
 
 use strict;
@@ -31,7 +31,7 @@ use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
 use FleetTest;
 
-my $long = $ENV{SHARDID_LONG_TESTS} ? 1 : 0;
+my $long = test_extra('shardid_load');
 my $moved = 5;          # the shard moved back and forth
 my $big = 9;            # the shard whose copy the new server's crash interrupts
 
@@ -142,7 +142,7 @@ sub killed_move
 	return $state;
 }
 
-# every point with SHARDID_LONG_TESTS=1; otherwise one after each step
+# every point with PG_TEST_EXTRA=shardid_load; otherwise one after each step
 # and every point inside the fence
 my @points = $long
   ? qw(after:prepared before:schema after:schema before:publication after:publication

@@ -31,7 +31,7 @@
 #      SQLSTATE, and the status says 'failed' for it and 'ok' for the rest
 #      (a table the caller does not own is not recorded at all).
 #   E. 400 parents with premake 7 on a stock max_locks_per_transaction (64);
-#      8,192 with SHARDID_TEST_LONG=1.  The times are reported.
+#      8,192 with PG_TEST_EXTRA=shardid_load.  The times are reported.
 #   F. Faked clock (libfaketime): a stray row in the default, rows of a
 #      past day and of the day the clock jumps to (3 days ahead) in the
 #      default; one run puts every row in its day's partition.
@@ -621,8 +621,8 @@ clear_of_midnight(300);
 many_parents('postgres', 400);
 SKIP:
 {
-	skip 'E: 8,192 parents only with SHARDID_TEST_LONG=1 (they take long and about 2 GB)', 2
-	  unless ($ENV{SHARDID_TEST_LONG} // '') eq '1';
+	skip 'E: 8,192 parents only with PG_TEST_EXTRA=shardid_load (they take long and about 2 GB)', 2
+	  unless test_extra('shardid_load');
 	$many->safe_psql('postgres', 'CREATE DATABASE long');
 	many_parents('long', 8192);
 }
