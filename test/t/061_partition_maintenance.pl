@@ -50,6 +50,7 @@ use Test::More;
 use FindBin;
 use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
+use PartitionTest;
 use Time::HiRes ();
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir();
@@ -167,25 +168,11 @@ SELECT concat_ws('|', last_result, coalesce(last_sqlstate, '-'), made, dropped, 
   FROM shardid_partition_status WHERE parent = '$parent'::regclass});
 }
 
-# A table's partitions other than the default, by name.
-my $partitions_fn = q{
-CREATE FUNCTION partitions_of(t regclass) RETURNS text LANGUAGE sql AS $$
-	SELECT coalesce(string_agg(c.relname, ',' ORDER BY c.relname), '')
-	  FROM pg_inherits h JOIN pg_class c ON c.oid = h.inhrelid
-	  JOIN pg_partitioned_table p ON p.partrelid = h.inhparent
-	 WHERE h.inhparent = t AND c.oid <> p.partdefid
-$$;
-CREATE FUNCTION days(base text, first int, last int) RETURNS text LANGUAGE sql AS $$
-	SELECT string_agg(base || '_p' || to_char(date_trunc('day', now()) + d * interval '1 day', 'YYYYMMDD'),
-					  ',' ORDER BY d)
-	  FROM generate_series(first, last) AS d
-$$;
-};
-
 my $node = shardid_node('maint', 'log_error_verbosity = verbose',
 	'deadlock_timeout = 100ms');
 $node->start;
-$node->safe_psql('postgres', "CREATE EXTENSION shardid;\n$partitions_fn");
+$node->safe_psql('postgres', 'CREATE EXTENSION shardid');
+partition_functions($node);
 
 ##########################################################################
 # A. Deadlocks: readers, inserts and 25 runs that make and drop.
@@ -388,20 +375,8 @@ $node->safe_psql(
 CREATE SCHEMA log;
 CREATE TABLE log.written (id bigint PRIMARY KEY);	-- every ID the writers got
 CREATE SEQUENCE log.future_seq;
-DO $$
-BEGIN
-	FOR s IN 1 .. 3 LOOP
-		EXECUTE format('CREATE SCHEMA %I', shardid_shard_schema(s));
-		EXECUTE format('CREATE SEQUENCE %I.posts_id_seq', shardid_shard_schema(s));
-		EXECUTE format('CREATE TABLE %I.posts (
-			id bigint PRIMARY KEY DEFAULT shardid_next(%s, %L),
-			body text NOT NULL) PARTITION BY RANGE (id)',
-			shardid_shard_schema(s), s, shardid_shard_schema(s) || '.posts_id_seq');
-		EXECUTE format('CREATE TABLE %I.posts_default PARTITION OF %I.posts DEFAULT',
-			shardid_shard_schema(s), shardid_shard_schema(s));
-	END LOOP;
-END $$;
 });
+three_shards($node);
 my $shards = q{ARRAY['shard_0001.posts', 'shard_0002.posts', 'shard_0003.posts']::regclass[]};
 ($state, $err) = run_sql($node, "CALL shardid_partition_run($shards, '1 day', 1)");
 is($state, 'ok', 'C: the first run over 3 shards succeeds') or diag $err;
@@ -647,12 +622,12 @@ SKIP:
 	$faked->safe_psql(
 		'postgres', qq{
 CREATE EXTENSION shardid;
-$partitions_fn
 CREATE SEQUENCE d_seq;
 CREATE TABLE d (id bigint PRIMARY KEY DEFAULT shardid_next(4, 'd_seq'), body text)
 	PARTITION BY RANGE (id);
 CREATE TABLE d_default PARTITION OF d DEFAULT;
 });
+	partition_functions($faked);
 	($state, $err) = run_sql($faked,
 		q{CALL shardid_partition_run(ARRAY['d']::regclass[], '1 day', 1)});
 	is($state, 'ok', 'F: the first run succeeds') or diag $err;
