@@ -114,7 +114,7 @@ close $fh;
 my ($pgb_out, $pgb_err) = ('', '');
 my $pgbench = IPC::Run::start(
 	[
-		'pgbench', '-n', '-c', '2', '-T', '12', '-R', '200',
+		'pgbench', '-n', '-c', '2', '-T', test_extra('shardid_load') ? 12 : 8, '-R', '200',
 		'-f', $script, $node->connstr('postgres')
 	],
 	'>', \$pgb_out, '2>', \$pgb_err);

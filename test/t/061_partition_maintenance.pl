@@ -6,17 +6,18 @@
 #
 #   A. Deadlocks: a table partitioned every 2 seconds, with a default
 #      partition; 3 pgbench readers on id >= shardid_floor(now() - 1 day),
-#      pgbench inserts, and 25 runs each making one partition and dropping
-#      one.  deadlock_timeout is 100 ms, so that a lock cycle is found as a
+#      pgbench inserts, and 10 runs (25 with PG_TEST_EXTRA=shardid_load)
+#      each making one partition and dropping one.  deadlock_timeout is 100 ms, so that a lock cycle is found as a
 #      deadlock before any lock_wait runs out.  Expect 0 deadlocks (40P01 in
 #      the server log or among the readers' failures) and 0 readers killed;
 #      the inserts' p99 and max latency are reported, not checked.  (1.1's
 #      shardid_partition_maintain_all in place of the CALL: 42 readers
 #      failed with 40P01 in one such run.)
-#   B. A transaction holding AccessShare on the parent for 20 s: the run
-#      with a drop due ends with 55P03 and the status says 'busy', inserts
-#      into the current partition go on meanwhile, and the run after the
-#      transaction ends drops the partition.
+#   B. A transaction holding AccessShare on the parent for 10 s (20 s
+#      with PG_TEST_EXTRA=shardid_load): the run with a drop due ends with
+#      55P03 within 7 s (10 s) and the status says 'busy', inserts into the
+#      current partition go on meanwhile (no pause of 7 s, or 10 s), and
+#      the run after the transaction ends drops the partition.
 #   C. A stray row dated day+5 in shard_0002's default, under one run over
 #      3 shards while pgbench writes to all three (and rows dated day+5
 #      into shard_0002): every shard gets its new partition, the stray
@@ -54,6 +55,14 @@ use PartitionTest;
 use Time::HiRes ();
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir();
+
+# The loads: PG_TEST_EXTRA=shardid_load runs them longer (A: runs, B: how
+# long the transaction holds its lock, C: how long pgbench writes).
+my $long = test_extra('shardid_load');
+my $runs = $long ? 25 : 10;
+my $hold = $long ? 20 : 10;
+my $max_wait = $long ? 10 : 7;	# B: less than a wait for the transaction's end
+my $c_seconds = $long ? 12 : 6;
 
 # Run $sql through psql on $node (database $db), each statement on its own
 # (so CALL runs outside a transaction block), with verbose errors.
@@ -175,7 +184,7 @@ $node->safe_psql('postgres', 'CREATE EXTENSION shardid');
 partition_functions($node);
 
 ##########################################################################
-# A. Deadlocks: readers, inserts and 25 runs that make and drop.
+# A. Deadlocks: readers, inserts and $runs runs that make and drop.
 ##########################################################################
 
 # Partitions of 2 seconds, 10 made ahead (20 s), 2 seconds kept: a run
@@ -214,19 +223,19 @@ my $insert_sql = "$tempdir/insert.sql";
 write_file($insert_sql, "INSERT INTO t (body) VALUES ('x');\n");
 my $log_offset = -s $node->logfile;
 my $readers = start_pgbench($node, $read_sql, "$tempdir/readA", 'readers',
-	'-c', '3', '-T', '65', '-R', '300', '--verbose-errors');
+	'-c', '3', '-T', 2 * $runs + 15, '-R', '300', '--verbose-errors');
 my $writers = start_pgbench($node, $insert_sql, "$tempdir/insA", 'writers',
-	'-c', '3', '-T', '65', '-R', '200');
+	'-c', '3', '-T', 2 * $runs + 15, '-R', '200');
 ok( $node->poll_query_until(
 		'postgres',
 		q{SELECT count(*) FROM pg_stat_activity WHERE application_name IN ('readers', 'writers')}, '6'),
 	'A: 3 readers and 3 writers are connected');
 
-# 25 runs, one per window from the first in which a partition is due to go.
+# $runs runs, one per window from the first in which a partition is due to go.
 my (%results, @made, @dropped, @bad);
 my $window = $w0 + 2;
 my $runs_start = Time::HiRes::time();
-for my $run (1 .. 25)
+for my $run (1 .. $runs)
 {
 	$window = next_window($window + 2);
 	my ($st, $e) = run_sql($node, $run_t);
@@ -239,7 +248,7 @@ for my $run (1 .. 25)
 my $runs_end = Time::HiRes::time();
 is($node->safe_psql('postgres',
 		q{SELECT count(*) FROM pg_stat_activity WHERE application_name IN ('readers', 'writers')}),
-	'6', 'A: the readers and writers ran through all 25 runs');
+	'6', "A: the readers and writers ran through all $runs runs");
 is( $node->safe_psql(
 		'postgres', q{
 SELECT (SELECT count(*) FROM t_default), last_result, default_rows, ahead > '0',
@@ -252,8 +261,8 @@ note 'A: run results: ' . join(', ', map { "$_ x$results{$_}" } sort keys %resul
 note 'A: made per run: ' . join(' ', @made) . '; dropped per run: ' . join(' ', @dropped);
 is(scalar @bad, 0, 'A: no run ended in an error other than busy (55P03)')
   or diag join("\n", @bad);
-is(scalar(grep { $made[$_] >= 1 && $dropped[$_] >= 1 } 0 .. 24),
-	25, 'A: each of the 25 runs made a partition and dropped one');
+is(scalar(grep { $made[$_] >= 1 && $dropped[$_] >= 1 } 0 .. $runs - 1),
+	$runs, "A: each of the $runs runs made a partition and dropped one");
 
 ok(finish_pgbench($readers), 'A: no reader was killed (no pgbench client aborted)')
   or diag $readers->{err};
@@ -270,11 +279,11 @@ like($writers->{out}, qr/number of failed transactions: 0 /, 'A: no insert faile
 my $server_log = slurp_file($node->logfile, $log_offset);
 is(scalar(grep { /\b40P01\b|deadlock detected/ } split /\n/, $server_log),
 	0, 'A: no deadlock in the server log');
-diag 'A: inserts during the 25 runs: '
+diag "A: inserts during the $runs runs: "
   . latency_summary(latencies("$tempdir/insA", $runs_start, $runs_end));
 
 ##########################################################################
-# B. An open transaction holds AccessShare on the parent for 20 s.
+# B. An open transaction holds AccessShare on the parent for $hold s.
 ##########################################################################
 clear_of_midnight(90);
 $node->safe_psql(
@@ -295,7 +304,7 @@ is($state, 'ok', 'B: a run without retention succeeds') or diag $err;
 my $insert2_sql = "$tempdir/insert2.sql";
 write_file($insert2_sql, "INSERT INTO t2 (body) VALUES ('x');\n");
 my $writers2 = start_pgbench($node, $insert2_sql, "$tempdir/insB", 'writers',
-	'-c', '2', '-T', '35', '-R', '100');
+	'-c', '2', '-T', $hold + 15, '-R', '100');
 ok( $node->poll_query_until(
 		'postgres', q{SELECT count(*) > 100 FROM t2 WHERE body = 'x'}),
 	'B: the writers are writing');
@@ -319,7 +328,7 @@ is($state, '55P03', 'B: the run with a drop due ends with 55P03');
 like($err, qr/ERROR:\s+55P03: partition maintenance left 1 of 1 tables busy/,
 	'B: its error says one table was left busy');
 note sprintf('B: the busy run took %.1f s', $secs);
-cmp_ok($secs, '<', 10, 'B: the busy run gives up instead of waiting for the transaction');
+cmp_ok($secs, '<', $max_wait, 'B: the busy run gives up instead of waiting for the transaction');
 is( $node->safe_psql(
 		'postgres', q{
 SELECT last_result, dropped, to_regclass('t2_p20200101') IS NOT NULL
@@ -329,8 +338,8 @@ sleep(3);
 ($state, $err) = run_sql($node, $run_t2);
 is($state, '55P03', 'B: a retry while the transaction is open is busy again') or diag $err;
 
-# Hold for 20 s in all, then end the transaction.
-my $left = 20 - (Time::HiRes::time() - $hold_start);
+# Hold for $hold s in all, then end the transaction.
+my $left = $hold - (Time::HiRes::time() - $hold_start);
 Time::HiRes::sleep($left) if $left > 0;
 $node->safe_psql('postgres', q{INSERT INTO marks VALUES ('commit', clock_timestamp())});
 $holder->query_safe('COMMIT');
@@ -349,7 +358,7 @@ SELECT extract(epoch FROM max(gap))
          WHERE shardid_created_at(id) BETWEEN (SELECT at FROM marks WHERE name = 'hold')
                                           AND (SELECT at FROM marks WHERE name = 'commit')) AS g});
 note "B: the longest pause between inserts while the transaction was open: $gap s";
-cmp_ok($gap, '<', 10, 'B: no insert waited for the open transaction');
+cmp_ok($gap, '<', $max_wait, 'B: no insert waited for the open transaction');
 
 ($state, $err) = run_sql($node, $run_t2);
 is($state, 'ok', 'B: the run after the transaction ended succeeds') or diag $err;
@@ -418,7 +427,7 @@ $$;
 my $insert3_sql = "$tempdir/insert3.sql";
 write_file($insert3_sql, "SELECT log.write();\n");
 my $writers3 = start_pgbench($node, $insert3_sql, "$tempdir/insC", 'writers',
-	'-c', '2', '-T', '12', '-R', '100');
+	'-c', '2', '-T', $c_seconds, '-R', '100');
 ok( $node->poll_query_until(
 		'postgres', q{SELECT count(*) > 50 FROM shard_0002.posts_default}),
 	'C: rows dated day+5 pile up in shard_0002\'s default');
