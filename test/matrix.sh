@@ -18,8 +18,18 @@
 # interrupt.  The host's apt sources and its PostgreSQL are left as they
 # are; the host gets mmdebstrap and rsync.
 #
+# The versions run at once (--jobs, default all of them), each in its own
+# root; each version's output is printed whole when it ends.  The suites
+# that do not depend on the server's version (unit, fuzz, fleet cli,
+# clients) run on the first version only (test/run.sh --skip-common on the
+# others).  --long V runs the long tier (PG_TEST_EXTRA=shardid_load) on
+# version V.  The TAP tests that test/run.sh runs alone (its "serial"
+# phase) are alone on the machine too: every version's run holds a shared
+# lock on $run/shared/tests.lock (mounted into each root) but for that
+# phase, which takes it exclusively.
+#
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
-#                            [--rebuild] [--package]
+#                            [--rebuild] [--package] [--jobs N] [--long V]
 #   --versions LIST  the major versions to run (default: "15 17 18")
 #   --cache DIR      where the roots and the .deb cache are kept (default:
 #                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
@@ -27,8 +37,10 @@
 #   --rebuild        make the roots anew
 #   --package        afterwards build the Debian package for each version
 #                    and test it in a clean root (bash test/package.sh)
+#   --jobs N         versions at once (default: all)
+#   --long V         the long tier on version V (PG_TEST_EXTRA=shardid_load)
 #
-# Run as root.  Prints each version's result and closes with
+# Run as root.  Prints each version's result and seconds and closes with
 # "matrix: N passed, N failed", the sums of the versions' test counts (the
 # demo counts as one test).
 set -euo pipefail
@@ -38,13 +50,17 @@ cd "$here"
 
 versions="15 17 18"
 package=0
+jobs=0
+long=""
 while [ $# -gt 0 ]; do
 	case $1 in
 		--versions) versions=$2; shift 2 ;;
 		--cache) SHARDID_MATRIX_CACHE=$2; shift 2 ;;
 		--rebuild) ROOTS_REBUILD=1; shift ;;
 		--package) package=1; shift ;;
-		*) sed -n '/^# Usage/,/^# *--package/p' "$0" >&2; exit 2 ;;
+		--jobs) jobs=$2; shift 2 ;;
+		--long) long=$2; shift 2 ;;
+		*) sed -n '/^# Usage/,/^# *--long/p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "test/matrix.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
@@ -60,6 +76,15 @@ root_run_dir
 total_passed=0
 total_failed=0
 summary=()
+first=${versions%% *}
+[ -z "$long" ] || [[ " $versions " == *" $long "* ]] ||
+	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
+
+# The lock that keeps test/run.sh's serial TAP phase alone on the machine
+# (shared by every run but for that phase), and the timings prove keeps
+# between runs ($MATRIX_CACHE/prove-state, copied into each root and back).
+mkdir -p "$run/shared" "$MATRIX_CACHE/prove-state"
+: >"$run/shared/tests.lock"
 
 # count LOG RC: add the "shardid: N passed, N failed" line of LOG to the
 # sums and set RESULT (a run that ended without one counts as one failure)
@@ -75,40 +100,86 @@ count() {
 	RESULT="$p passed, $f failed"
 }
 
-for v in $versions; do
-	started=$SECONDS
-	log=$run/pg$v.log
-	rc=0
+# leg V: bash demo/run.sh, then bash test/run.sh, for PostgreSQL V in a
+# fresh root.  Its output goes to $run/leg-V.out, the suite's to
+# $run/pgV.log; it ends with the line "leg: RC DEMO SECONDS".
+leg() {
+	local v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
+	local where args="" tier="" env=(SHARDID_TEST_LOCK=/run/shardid/tests.lock SHARDID_TEST_STATE=/run/shardid-state)
 	where="$(root_suite "$v") root"
-	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then bash test/run.sh"
-	dir=$run/root-$v
-	demo=failed
+	[ "$v" = "$first" ] || args=" --skip-common"
+	if [ "$v" = "$long" ]; then
+		tier="PG_TEST_EXTRA=shardid_load "
+		env+=(PG_TEST_EXTRA=shardid_load)
+	fi
+	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then ${tier}bash test/run.sh$args"
+	[ "$v" = "$first" ] ||
+		echo "(the suites that do not depend on the server's version ran with PostgreSQL $first)"
+	[ "$v" = "$long" ] && echo "(the long tier, PG_TEST_EXTRA=shardid_load, runs on this version only)"
 	if root_enter "$v" "$dir"; then
 		copy_tree "$here" "$dir/root/src/shardid"
-		if root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh" >"$run/demo-$v.log" 2>&1; then
+		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
+		mount --bind "$run/shared" "$dir/root/run/shardid"
+		cp -a "$MATRIX_CACHE/prove-state/." "$dir/root/run/shardid-state/"
+		if (flock -s 8 && root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh") \
+			8>>"$run/shared/tests.lock" >"$run/demo-$v.log" 2>&1; then
 			demo=ok
 			sed -n '1,/^cluster started/p' "$run/demo-$v.log"
 			echo "demo: ran to the end in $((SECONDS - started)) s"
 		else
 			cat "$run/demo-$v.log"
 		fi
-		root_run "$dir" bash -c "cd /src/shardid && bash test/run.sh" 2>&1 | tee "$log" || rc=$?
+		root_run "$dir" env "${env[@]}" bash -c "cd /src/shardid && bash test/run.sh$args" \
+			>"$log" 2>&1 || rc=$?
+		cat "$log"
 		# the version the scripts chose must be the one this root is for
 		grep -qx "== packages (PostgreSQL $v)" "$log" ||
 			{ echo "test/run.sh did not choose PostgreSQL $v" | tee -a "$log"; rc=1; }
+		cp -a "$dir/root/run/shardid-state/." "$MATRIX_CACHE/prove-state/" 2>/dev/null || true
 	else
 		echo "could not make or enter the root for PostgreSQL $v" | tee "$log"
 		rc=1
 	fi
 	root_leave "$dir" || rc=1
-	count "$log" "$rc"
-	if [ $demo = ok ]; then
+	echo "leg: $rc $demo $((SECONDS - started))"
+}
+
+# The legs, --jobs at once; each one's output printed whole when it ends,
+# in the order of the versions.
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $versions | wc -w)
+echo "==== PostgreSQL $(echo $versions | sed 's/ /, /g'): $jobs at once"
+legs_started=$SECONDS
+declare -A leg_pid
+trap 'kill "${leg_pid[@]}" 2>/dev/null; exit 130' INT TERM
+running=0
+for v in $versions; do
+	# root_leave_all (the EXIT trap) tears down a leg's root too
+	ROOTS_ENTERED+=("$run/root-$v")
+	if [ $running -ge "$jobs" ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	leg "$v" >"$run/leg-$v.out" 2>&1 &
+	leg_pid[$v]=$!
+	running=$((running + 1))
+done
+for v in $versions; do
+	wait "${leg_pid[$v]}" || true
+	grep -v '^leg: ' "$run/leg-$v.out" || true
+	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
+	count "$run/pg$v.log" "$rc"
+	if [ "$demo" = ok ]; then
 		total_passed=$((total_passed + 1))
 	else
 		total_failed=$((total_failed + 1))
 	fi
-	summary+=("PostgreSQL $v ($where): demo $demo; suite $RESULT; $((SECONDS - started)) s")
+	what="suite"
+	[ "$v" = "$first" ] || what="suite less the version-independent ones"
+	[ "$v" = "$long" ] && what="$what, long tier"
+	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs s")
+	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs s"
 done
+summary+=("the versions took $((SECONDS - legs_started)) s, $jobs at once")
 
 if [ $package = 1 ]; then
 	started=$SECONDS

@@ -37,6 +37,9 @@
 #      past day and of the day the clock jumps to (3 days ahead) in the
 #      default; one run puts every row in its day's partition.
 #
+# schedule: serial (A's runs keep to 2-second windows; B times the busy run
+# and the pauses between inserts)
+#
 # A and B need the real clock (libfaketime keeps lock_timeout from firing
 # when the clock is ahead).  Daily steps are kept clear of UTC midnight.
 
