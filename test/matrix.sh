@@ -18,15 +18,16 @@
 # interrupt.  The host's apt sources and its PostgreSQL are left as they
 # are; the host gets mmdebstrap and rsync.
 #
-# The versions run at once (--jobs, default all of them), each in its own
-# root; each version's output is printed whole when it ends.  The suites
-# that do not depend on the server's version (unit, fuzz, fleet cli,
-# clients) run on the first version only (test/run.sh --skip-common on the
-# others).  --long V runs the long tier (PG_TEST_EXTRA=shardid_load) on
-# version V.  The TAP tests that test/run.sh runs alone (its "serial"
-# phase) are alone on the machine too: every version's run holds a shared
-# lock on $run/shared/tests.lock (mounted into each root) but for that
-# phase, which takes it exclusively.
+# The versions run at once (--jobs, default all of them, and the package
+# round with them), each in its own root; each one's output is printed
+# whole when it ends, with its seconds.  The suites that do not depend on
+# the server's version (unit, fuzz, fleet cli, clients) run on the first
+# version only (test/run.sh --skip-common on the others).  --long V runs
+# the long tier (PG_TEST_EXTRA=shardid_load) on version V.  The TAP tests
+# that test/run.sh runs alone, after the others, are alone in their
+# version's run while the other versions go on: they time calls and count
+# waits with wide margins (073's calls, allowed 200 ms, took at most 8 ms
+# on a 2-core machine at a load of 5).
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
@@ -35,9 +36,11 @@
 #                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
 #                    about 300 MB per root, 1 GB of .debs)
 #   --rebuild        make the roots anew
-#   --package        afterwards build the Debian package for each version
-#                    and test it in a clean root (bash test/package.sh)
-#   --jobs N         versions at once (default: all)
+#   --package        also build the Debian package for each version and
+#                    test it in a clean root (bash test/package.sh), at the
+#                    same time as the versions run
+#   --jobs N         versions (and the package round) at once (default:
+#                    all)
 #   --long V         the long tier on version V (PG_TEST_EXTRA=shardid_load)
 #
 # Run as root.  Prints each version's result and seconds and closes with
@@ -80,11 +83,9 @@ first=${versions%% *}
 [ -z "$long" ] || [[ " $versions " == *" $long "* ]] ||
 	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
 
-# The lock that keeps test/run.sh's serial TAP phase alone on the machine
-# (shared by every run but for that phase), and the timings prove keeps
-# between runs ($MATRIX_CACHE/prove-state, copied into each root and back).
-mkdir -p "$run/shared" "$MATRIX_CACHE/prove-state"
-: >"$run/shared/tests.lock"
+# The timings prove keeps between runs, to start the slowest TAP tests
+# first ($MATRIX_CACHE/prove-state, copied into each root and back).
+mkdir -p "$MATRIX_CACHE/prove-state"
 
 # count LOG RC: add the "shardid: N passed, N failed" line of LOG to the
 # sums and set RESULT (a run that ended without one counts as one failure)
@@ -105,7 +106,7 @@ count() {
 # $run/pgV.log; it ends with the line "leg: RC DEMO SECONDS".
 leg() {
 	local v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
-	local where args="" tier="" env=(SHARDID_TEST_LOCK=/run/shardid/tests.lock SHARDID_TEST_STATE=/run/shardid-state)
+	local where args="" tier="" env=(SHARDID_TEST_STATE=/run/shardid-state)
 	where="$(root_suite "$v") root"
 	[ "$v" = "$first" ] || args=" --skip-common"
 	if [ "$v" = "$long" ]; then
@@ -118,11 +119,9 @@ leg() {
 	[ "$v" = "$long" ] && echo "(the long tier, PG_TEST_EXTRA=shardid_load, runs on this version only)"
 	if root_enter "$v" "$dir"; then
 		copy_tree "$here" "$dir/root/src/shardid"
-		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
-		mount --bind "$run/shared" "$dir/root/run/shardid"
+		mkdir -p "$dir/root/run/shardid-state"
 		cp -a "$MATRIX_CACHE/prove-state/." "$dir/root/run/shardid-state/"
-		if (flock -s 8 && root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh") \
-			8>>"$run/shared/tests.lock" >"$run/demo-$v.log" 2>&1; then
+		if root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh" >"$run/demo-$v.log" 2>&1; then
 			demo=ok
 			sed -n '1,/^cluster started/p' "$run/demo-$v.log"
 			echo "demo: ran to the end in $((SECONDS - started)) s"
@@ -144,29 +143,68 @@ leg() {
 	echo "leg: $rc $demo $((SECONDS - started))"
 }
 
-# The legs, --jobs at once; each one's output printed whole when it ends,
-# in the order of the versions.
-[ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $versions | wc -w)
-echo "==== PostgreSQL $(echo $versions | sed 's/ /, /g'): $jobs at once"
+# package_round: test/package.sh for every version (its roots have a .deb
+# cache of their own); its output goes to $run/package.log, and it ends
+# with the line "leg: RC - SECONDS".
+package_round() {
+	local started=$SECONDS rc=0
+	echo "==== the Debian package, for PostgreSQL $(echo $versions | sed 's/ /, /g'): bash test/package.sh"
+	SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions" \
+		>"$run/package.log" 2>&1 || rc=$?
+	cat "$run/package.log"
+	echo "leg: $rc - $((SECONDS - started))"
+}
+
+# The versions' legs and the package round, --jobs at once (default: all
+# at once); each one's output is printed whole when it ends, in order.
+parts="$versions"
+[ $package = 1 ] && parts="$parts package"
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $parts | wc -w)
+echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/'): $jobs at once"
 legs_started=$SECONDS
 declare -A leg_pid
-trap 'kill "${leg_pid[@]}" 2>/dev/null; exit 130' INT TERM
+# on an interrupt, each part's shell and what it runs (whose own traps
+# tear their roots down), then the EXIT trap for the legs' roots
+stop_parts() {
+	local p
+	for p in "${leg_pid[@]}"; do
+		pkill -TERM -P "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+	done
+}
+trap 'stop_parts; exit 130' INT TERM
 running=0
-for v in $versions; do
-	# root_leave_all (the EXIT trap) tears down a leg's root too
-	ROOTS_ENTERED+=("$run/root-$v")
+for v in $parts; do
 	if [ $running -ge "$jobs" ]; then
 		wait -n || true
 		running=$((running - 1))
 	fi
-	leg "$v" >"$run/leg-$v.out" 2>&1 &
+	if [ "$v" = package ]; then
+		package_round >"$run/leg-$v.out" 2>&1 &
+	else
+		# root_leave_all (the EXIT trap) tears down a leg's root too
+		ROOTS_ENTERED+=("$run/root-$v")
+		leg "$v" >"$run/leg-$v.out" 2>&1 &
+	fi
 	leg_pid[$v]=$!
 	running=$((running + 1))
 done
-for v in $versions; do
+for v in $parts; do
 	wait "${leg_pid[$v]}" || true
 	grep -v '^leg: ' "$run/leg-$v.out" || true
 	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
+	if [ "$v" = package ]; then
+		line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed' "$run/package.log" | tail -n 1 || true)
+		p=$(echo "$line" | sed -nE 's/^package: ([0-9]+) passed.*/\1/p')
+		f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
+		p=${p:-0} f=${f:-1}
+		[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+		total_passed=$((total_passed + p))
+		total_failed=$((total_failed + f))
+		summary+=("Debian package ($versions): $p passed, $f failed, $secs s")
+		echo "==== the Debian package: $p passed, $f failed, $secs s"
+		continue
+	fi
 	count "$run/pg$v.log" "$rc"
 	if [ "$demo" = ok ]; then
 		total_passed=$((total_passed + 1))
@@ -179,22 +217,7 @@ for v in $versions; do
 	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs s")
 	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs s"
 done
-summary+=("the versions took $((SECONDS - legs_started)) s, $jobs at once")
-
-if [ $package = 1 ]; then
-	started=$SECONDS
-	rc=0
-	SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions" 2>&1 |
-		tee "$run/package.log" || rc=$?
-	line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed' "$run/package.log" | tail -n 1 || true)
-	p=$(echo "$line" | sed -nE 's/^package: ([0-9]+) passed.*/\1/p')
-	f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
-	p=${p:-0} f=${f:-1}
-	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-	total_passed=$((total_passed + p))
-	total_failed=$((total_failed + f))
-	summary+=("Debian package ($versions): $p passed, $f failed, $((SECONDS - started)) s")
-fi
+summary+=("all of them took $((SECONDS - legs_started)) s, $jobs at once")
 
 echo "==== matrix"
 printf '%s\n' "${summary[@]}"
