@@ -87,12 +87,13 @@ first=${versions%% *}
 # first ($MATRIX_CACHE/prove-state, copied into each root and back).
 mkdir -p "$MATRIX_CACHE/prove-state"
 
-# count LOG RC: add the "shardid: N passed, N failed" line of LOG to the
-# sums and set RESULT (a run that ended without one counts as one failure)
+# count LOG RC [WORD]: add the "WORD: N passed, N failed" line of LOG
+# (WORD: shardid by default) to the sums and set RESULT (a run that ended
+# without one counts as one failure)
 count() {
-	local log=$1 rc=$2 line p f
-	line=$(grep -E '^shardid: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
-	p=$(echo "$line" | sed -nE 's/^shardid: ([0-9]+) passed.*/\1/p')
+	local log=$1 rc=$2 word=${3:-shardid} line p f
+	line=$(grep -E "^$word: [0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1 || true)
+	p=$(echo "$line" | sed -nE "s/^$word: ([0-9]+) passed.*/\\1/p")
 	f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
 	p=${p:-0} f=${f:-1}
 	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
@@ -194,15 +195,9 @@ for v in $parts; do
 	grep -v '^leg: ' "$run/leg-$v.out" || true
 	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
 	if [ "$v" = package ]; then
-		line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed' "$run/package.log" | tail -n 1 || true)
-		p=$(echo "$line" | sed -nE 's/^package: ([0-9]+) passed.*/\1/p')
-		f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
-		p=${p:-0} f=${f:-1}
-		[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-		total_passed=$((total_passed + p))
-		total_failed=$((total_failed + f))
-		summary+=("Debian package ($versions): $p passed, $f failed, $secs s")
-		echo "==== the Debian package: $p passed, $f failed, $secs s"
+		count "$run/package.log" "$rc" package
+		summary+=("Debian package ($versions): $RESULT, $secs s")
+		echo "==== the Debian package: $RESULT, $secs s"
 		continue
 	fi
 	count "$run/pg$v.log" "$rc"
