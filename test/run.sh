@@ -173,7 +173,8 @@ if [ $skip_common = 0 ]; then
 	if [ $quick = 0 ]; then
 		suite_start
 		rc=0
-		make -s -C test/unit fuzz FUZZ_SECONDS=20 || rc=$?
+		# the two fuzzers at once, one a core
+		make -s -C test/unit -j2 fuzz FUZZ_SECONDS=20 || rc=$?
 		count fuzz $rc $((rc == 0)) $((rc != 0))
 	fi
 
