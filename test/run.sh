@@ -337,7 +337,7 @@ tap_phase() {
 	fi
 	as_owner make -s -C "$work/src-tree" tapcheck \
 		PG_CONFIG="$PG_CONFIG" PROVE_TESTS="$*" PROVE_FLAGS="$flags" 2>&1 |
-		sed '/^No saved state, selection will be empty$/d' || rc=$?
+		sed -u '/^No saved state, selection will be empty$/d' || rc=$?
 	# the next phase's make starts with an empty tmp_check
 	[ -d "$work/src-tree/tmp_check" ] && mv "$work/src-tree/tmp_check" "$work/tap-$name"
 	if [ -n "$state" ] && [ -s "$work/src-tree/.prove-$name" ]; then
