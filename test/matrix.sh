@@ -23,11 +23,16 @@
 # whole when it ends, with its seconds.  The suites that do not depend on
 # the server's version (unit, fuzz, fleet cli, clients) run on the first
 # version only (test/run.sh --skip-common on the others).  --long V runs
-# the long tier (PG_TEST_EXTRA=shardid_load) on version V.  The TAP tests
-# that test/run.sh runs alone, after the others, are alone in their
-# version's run while the other versions go on: they time calls and count
-# waits with wide margins (073's calls, allowed 200 ms, took at most 8 ms
-# on a 2-core machine at a load of 5).
+# the long tier (PG_TEST_EXTRA=shardid_load) on version V.  So that the
+# machine is not overrun, each version runs 3 / (versions at once) TAP
+# tests at once (SHARDID_TAP_JOBS, at least 1; the --long version one
+# more); and the TAP tests that
+# test/run.sh runs alone, after the others (they time calls and count
+# waits), are alone on the machine: every version's run, its demo and the
+# package round hold a shared lock on $run/shared/tests.lock (mounted
+# into each root), which that phase takes exclusively.  (With three
+# versions of 3 TAP tests each at once, at loads of 18, 071 and 070
+# failed on their timing.)
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
@@ -83,9 +88,12 @@ first=${versions%% *}
 [ -z "$long" ] || [[ " $versions " == *" $long "* ]] ||
 	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
 
-# The timings prove keeps between runs, to start the slowest TAP tests
-# first ($MATRIX_CACHE/prove-state, copied into each root and back).
-mkdir -p "$MATRIX_CACHE/prove-state"
+# The lock that keeps test/run.sh's serial TAP phase alone on the machine
+# (see the header), and the timings prove keeps between runs, to start
+# the slowest TAP tests first ($MATRIX_CACHE/prove-state, copied into each
+# root and back).
+mkdir -p "$run/shared" "$MATRIX_CACHE/prove-state"
+: >"$run/shared/tests.lock"
 
 # count LOG RC [WORD]: add the "WORD: N passed, N failed" line of LOG
 # (WORD: shardid by default) to the sums and set RESULT (a run that ended
@@ -107,7 +115,9 @@ count() {
 # $run/pgV.log; it ends with the line "leg: RC DEMO SECONDS".
 leg() {
 	local v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
-	local where args="" tier="" env=(SHARDID_TEST_STATE=/run/shardid-state)
+	local where args="" tier=""
+	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
+		SHARDID_TAP_JOBS=$((tap_jobs + (v == long)))) # the long tier's one more
 	where="$(root_suite "$v") root"
 	[ "$v" = "$first" ] || args=" --skip-common"
 	if [ "$v" = "$long" ]; then
@@ -120,9 +130,11 @@ leg() {
 	[ "$v" = "$long" ] && echo "(the long tier, PG_TEST_EXTRA=shardid_load, runs on this version only)"
 	if root_enter "$v" "$dir"; then
 		copy_tree "$here" "$dir/root/src/shardid"
-		mkdir -p "$dir/root/run/shardid-state"
+		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
+		mount --bind "$run/shared" "$dir/root/run/shardid"
 		cp -a "$MATRIX_CACHE/prove-state/." "$dir/root/run/shardid-state/"
-		if root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh" >"$run/demo-$v.log" 2>&1; then
+		if (flock -s 8 && root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh") \
+			8>>"$run/shared/tests.lock" >"$run/demo-$v.log" 2>&1; then
 			demo=ok
 			sed -n '1,/^cluster started/p' "$run/demo-$v.log"
 			echo "demo: ran to the end in $((SECONDS - started)) s"
@@ -150,8 +162,8 @@ leg() {
 package_round() {
 	local started=$SECONDS rc=0
 	echo "==== the Debian package, for PostgreSQL $(echo $versions | sed 's/ /, /g'): bash test/package.sh"
-	SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions" \
-		>"$run/package.log" 2>&1 || rc=$?
+	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions") \
+		8>>"$run/shared/tests.lock" >"$run/package.log" 2>&1 || rc=$?
 	cat "$run/package.log"
 	echo "leg: $rc - $((SECONDS - started))"
 }
@@ -161,7 +173,12 @@ package_round() {
 parts="$versions"
 [ $package = 1 ] && parts="$parts package"
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $parts | wc -w)
-echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/'): $jobs at once"
+# TAP tests at once in each version's run: 3 in all
+legs=$(echo $versions | wc -w)
+[ "$legs" -gt "$jobs" ] && legs=$jobs
+tap_jobs=$((3 / legs))
+[ $tap_jobs -ge 1 ] || tap_jobs=1
+echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/'): $jobs at once, $tap_jobs TAP tests at once in each version's run"
 legs_started=$SECONDS
 declare -A leg_pid
 # on an interrupt, each part's shell and what it runs (whose own traps

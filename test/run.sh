@@ -91,6 +91,22 @@ else
 fi
 echo "== tier: $tier"
 
+# SHARDID_TEST_LOCK (test/matrix.sh sets it, for the versions it runs at
+# once): a lock file that every run on the machine holds shared, but for
+# its serial TAP phase, which waits to hold it alone (test_lock).
+if [ -n "${SHARDID_TEST_LOCK:-}" ]; then
+	exec 8>>"$SHARDID_TEST_LOCK"
+	flock -s 8
+fi
+test_lock() {	# shared | exclusive | none
+	[ -n "${SHARDID_TEST_LOCK:-}" ] || return 0
+	case $1 in
+		shared) flock -s 8 ;;
+		exclusive) flock -x 8 ;;
+		none) flock -u 8 ;;
+	esac
+}
+
 # Each suite's seconds, printed with its count and again at the end.
 times=()
 suite_started=$SECONDS
@@ -377,7 +393,14 @@ run_tap() {
 		tap_phase parallel "$jobs" "${parallel[@]}" || rc=1
 	fi
 	if [ ${#serial[@]} -gt 0 ]; then
+		if [ -n "${SHARDID_TEST_LOCK:-}" ]; then
+			echo "== tap, serial: waiting for the other runs on this machine to leave $SHARDID_TEST_LOCK"
+			local waited=$SECONDS
+			test_lock exclusive
+			echo "== tap, serial: alone on the machine after $((SECONDS - waited)) s"
+		fi
 		tap_phase serial 1 "${serial[@]}" || rc=1
+		test_lock shared
 	fi
 	return $rc
 }
@@ -423,6 +446,7 @@ if [ $skip_tap = 0 ]; then
 			grep -vc ' # TODO ')"
 fi
 
+test_lock none
 echo "== seconds: $(printf '%s, ' "${times[@]}" | sed 's/, $//'); in all $SECONDS s"
 echo "shardid: $passed passed, $failed failed"
 [ $failed -eq 0 ]
