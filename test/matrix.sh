@@ -18,17 +18,37 @@
 # interrupt.  The host's apt sources and its PostgreSQL are left as they
 # are; the host gets mmdebstrap and rsync.
 #
+# The versions run at once (--jobs, default all of them, and the package
+# round with them), each in its own root; each one's output is printed
+# whole when it ends, with its seconds.  The suites that do not depend on
+# the server's version (unit, fuzz, fleet cli, clients) run on the first
+# version only (test/run.sh --skip-common on the others).  --long V runs
+# the long tier (PG_TEST_EXTRA="shardid_load shardid_ha") on version V.  So that the
+# machine is not overrun, each version runs 3 / (versions at once) TAP
+# tests at once (SHARDID_TAP_JOBS, at least 1; the --long version one
+# more); and the TAP tests that
+# test/run.sh runs alone, after the others (they time calls and count
+# waits), are alone on the machine: every version's run, its demo and the
+# package round hold a shared lock on $run/shared/tests.lock (mounted
+# into each root), which that phase takes exclusively.  (With three
+# versions of 3 TAP tests each at once, at loads of 18, 071 and 070
+# failed on their timing.)
+#
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
-#                            [--rebuild] [--package]
+#                            [--rebuild] [--package] [--jobs N] [--long V]
 #   --versions LIST  the major versions to run (default: "15 17 18")
 #   --cache DIR      where the roots and the .deb cache are kept (default:
 #                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
 #                    about 300 MB per root, 1 GB of .debs)
 #   --rebuild        make the roots anew
-#   --package        afterwards build the Debian package for each version
-#                    and test it in a clean root (bash test/package.sh)
+#   --package        also build the Debian package for each version and
+#                    test it in a clean root (bash test/package.sh), at the
+#                    same time as the versions run
+#   --jobs N         versions (and the package round) at once (default:
+#                    all)
+#   --long V         the long tier on version V (PG_TEST_EXTRA="shardid_load shardid_ha")
 #
-# Run as root.  Prints each version's result and closes with
+# Run as root.  Prints each version's result and seconds and closes with
 # "matrix: N passed, N failed", the sums of the versions' test counts (the
 # demo counts as one test).
 set -euo pipefail
@@ -38,13 +58,17 @@ cd "$here"
 
 versions="15 17 18"
 package=0
+jobs=0
+long=""
 while [ $# -gt 0 ]; do
 	case $1 in
 		--versions) versions=$2; shift 2 ;;
 		--cache) SHARDID_MATRIX_CACHE=$2; shift 2 ;;
 		--rebuild) ROOTS_REBUILD=1; shift ;;
 		--package) package=1; shift ;;
-		*) sed -n '/^# Usage/,/^# *--package/p' "$0" >&2; exit 2 ;;
+		--jobs) jobs=$2; shift 2 ;;
+		--long) long=$2; shift 2 ;;
+		*) sed -n '/^# Usage/,/^# *--long/p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "test/matrix.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
@@ -60,13 +84,24 @@ root_run_dir
 total_passed=0
 total_failed=0
 summary=()
+first=${versions%% *}
+[ -z "$long" ] || [[ " $versions " == *" $long "* ]] ||
+	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
 
-# count LOG RC: add the "shardid: N passed, N failed" line of LOG to the
-# sums and set RESULT (a run that ended without one counts as one failure)
+# The lock that keeps test/run.sh's serial TAP phase alone on the machine
+# (see the header), and the timings prove keeps between runs, to start
+# the slowest TAP tests first ($MATRIX_CACHE/prove-state, copied into each
+# root and back).
+mkdir -p "$run/shared" "$MATRIX_CACHE/prove-state"
+: >"$run/shared/tests.lock"
+
+# count LOG RC [WORD]: add the "WORD: N passed, N failed" line of LOG
+# (WORD: shardid by default) to the sums and set RESULT (a run that ended
+# without one counts as one failure)
 count() {
-	local log=$1 rc=$2 line p f
-	line=$(grep -E '^shardid: [0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1 || true)
-	p=$(echo "$line" | sed -nE 's/^shardid: ([0-9]+) passed.*/\1/p')
+	local log=$1 rc=$2 word=${3:-shardid} line p f
+	line=$(grep -E "^$word: [0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1 || true)
+	p=$(echo "$line" | sed -nE "s/^$word: ([0-9]+) passed.*/\\1/p")
 	f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
 	p=${p:-0} f=${f:-1}
 	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
@@ -75,55 +110,126 @@ count() {
 	RESULT="$p passed, $f failed"
 }
 
-for v in $versions; do
-	started=$SECONDS
-	log=$run/pg$v.log
-	rc=0
+# leg V: bash demo/run.sh, then bash test/run.sh, for PostgreSQL V in a
+# fresh root.  Its output goes to $run/leg-V.out, the suite's to
+# $run/pgV.log; it ends with the line "leg: RC DEMO SECONDS".
+leg() {
+	local v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
+	local where args="" tier=""
+	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
+		SHARDID_TAP_JOBS=$((tap_jobs + (v == long)))) # the long tier's one more
 	where="$(root_suite "$v") root"
-	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then bash test/run.sh"
-	dir=$run/root-$v
-	demo=failed
+	[ "$v" = "$first" ] || args=" --skip-common"
+	if [ "$v" = "$long" ]; then
+		tier="PG_TEST_EXTRA=\"shardid_load shardid_ha\" "
+		env+=("PG_TEST_EXTRA=shardid_load shardid_ha")
+	fi
+	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then ${tier}bash test/run.sh$args"
+	[ "$v" = "$first" ] ||
+		echo "(the suites that do not depend on the server's version ran with PostgreSQL $first)"
+	[ "$v" = "$long" ] && echo "(the long tier, PG_TEST_EXTRA=\"shardid_load shardid_ha\", runs on this version only)"
 	if root_enter "$v" "$dir"; then
 		copy_tree "$here" "$dir/root/src/shardid"
-		if root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh" >"$run/demo-$v.log" 2>&1; then
+		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
+		mount --bind "$run/shared" "$dir/root/run/shardid"
+		cp -a "$MATRIX_CACHE/prove-state/." "$dir/root/run/shardid-state/"
+		if (flock -s 8 && root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh") \
+			8>>"$run/shared/tests.lock" >"$run/demo-$v.log" 2>&1; then
 			demo=ok
 			sed -n '1,/^cluster started/p' "$run/demo-$v.log"
 			echo "demo: ran to the end in $((SECONDS - started)) s"
 		else
 			cat "$run/demo-$v.log"
 		fi
-		root_run "$dir" bash -c "cd /src/shardid && bash test/run.sh" 2>&1 | tee "$log" || rc=$?
+		root_run "$dir" env "${env[@]}" bash -c "cd /src/shardid && bash test/run.sh$args" \
+			>"$log" 2>&1 || rc=$?
+		cat "$log"
 		# the version the scripts chose must be the one this root is for
 		grep -qx "== packages (PostgreSQL $v)" "$log" ||
 			{ echo "test/run.sh did not choose PostgreSQL $v" | tee -a "$log"; rc=1; }
+		cp -a "$dir/root/run/shardid-state/." "$MATRIX_CACHE/prove-state/" 2>/dev/null || true
 	else
 		echo "could not make or enter the root for PostgreSQL $v" | tee "$log"
 		rc=1
 	fi
 	root_leave "$dir" || rc=1
-	count "$log" "$rc"
-	if [ $demo = ok ]; then
+	echo "leg: $rc $demo $((SECONDS - started))"
+}
+
+# package_round: test/package.sh for every version (its roots have a .deb
+# cache of their own); its output goes to $run/package.log, and it ends
+# with the line "leg: RC - SECONDS".
+package_round() {
+	local started=$SECONDS rc=0
+	echo "==== the Debian package, for PostgreSQL $(echo $versions | sed 's/ /, /g'): bash test/package.sh"
+	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions") \
+		8>>"$run/shared/tests.lock" >"$run/package.log" 2>&1 || rc=$?
+	cat "$run/package.log"
+	echo "leg: $rc - $((SECONDS - started))"
+}
+
+# The versions' legs and the package round, --jobs at once (default: all
+# at once); each one's output is printed whole when it ends, in order.
+parts="$versions"
+[ $package = 1 ] && parts="$parts package"
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $parts | wc -w)
+# TAP tests at once in each version's run: 3 in all
+legs=$(echo $versions | wc -w)
+[ "$legs" -gt "$jobs" ] && legs=$jobs
+tap_jobs=$((3 / legs))
+[ $tap_jobs -ge 1 ] || tap_jobs=1
+echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/'): $jobs at once, $tap_jobs TAP tests at once in each version's run"
+legs_started=$SECONDS
+declare -A leg_pid
+# on an interrupt, each part's shell and what it runs (whose own traps
+# tear their roots down), then the EXIT trap for the legs' roots
+stop_parts() {
+	local p
+	for p in "${leg_pid[@]}"; do
+		pkill -TERM -P "$p" 2>/dev/null || true
+		kill "$p" 2>/dev/null || true
+	done
+}
+trap 'stop_parts; exit 130' INT TERM
+running=0
+for v in $parts; do
+	if [ $running -ge "$jobs" ]; then
+		wait -n || true
+		running=$((running - 1))
+	fi
+	if [ "$v" = package ]; then
+		package_round >"$run/leg-$v.out" 2>&1 &
+	else
+		# root_leave_all (the EXIT trap) tears down a leg's root too
+		ROOTS_ENTERED+=("$run/root-$v")
+		leg "$v" >"$run/leg-$v.out" 2>&1 &
+	fi
+	leg_pid[$v]=$!
+	running=$((running + 1))
+done
+for v in $parts; do
+	wait "${leg_pid[$v]}" || true
+	grep -v '^leg: ' "$run/leg-$v.out" || true
+	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
+	if [ "$v" = package ]; then
+		count "$run/package.log" "$rc" package
+		summary+=("Debian package ($versions): $RESULT, $secs s")
+		echo "==== the Debian package: $RESULT, $secs s"
+		continue
+	fi
+	count "$run/pg$v.log" "$rc"
+	if [ "$demo" = ok ]; then
 		total_passed=$((total_passed + 1))
 	else
 		total_failed=$((total_failed + 1))
 	fi
-	summary+=("PostgreSQL $v ($where): demo $demo; suite $RESULT; $((SECONDS - started)) s")
+	what="suite"
+	[ "$v" = "$first" ] || what="suite less the version-independent ones"
+	[ "$v" = "$long" ] && what="$what, long tier"
+	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs s")
+	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs s"
 done
-
-if [ $package = 1 ]; then
-	started=$SECONDS
-	rc=0
-	SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions" 2>&1 |
-		tee "$run/package.log" || rc=$?
-	line=$(grep -E '^package: [0-9]+ passed, [0-9]+ failed' "$run/package.log" | tail -n 1 || true)
-	p=$(echo "$line" | sed -nE 's/^package: ([0-9]+) passed.*/\1/p')
-	f=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
-	p=${p:-0} f=${f:-1}
-	[ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
-	total_passed=$((total_passed + p))
-	total_failed=$((total_failed + f))
-	summary+=("Debian package ($versions): $p passed, $f failed, $((SECONDS - started)) s")
-fi
+summary+=("all of them took $((SECONDS - legs_started)) s, $jobs at once")
 
 echo "==== matrix"
 printf '%s\n' "${summary[@]}"

@@ -51,6 +51,9 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "test/package.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
 . test/roots.sh
+# a .deb cache of its own: test/matrix.sh runs this beside its versions'
+# roots, which use the same suites
+ROOTS_APT_CACHE=apt-package
 # the host needs no PostgreSQL of its own: the versions run in the roots
 PG_MAJOR=${PG_MAJOR:-none}
 . test/cluster.sh

@@ -19,7 +19,11 @@
 # The .deb files apt downloads are kept between runs in
 # $SHARDID_MATRIX_CACHE/apt-<suite>, bind-mounted on the root's
 # /var/cache/apt/archives: that saves downloads, not state.  The package
-# lists are fetched anew in each root (apt-get update).
+# lists are fetched anew in each root (apt-get update).  apt refuses a
+# cache that another apt holds, so scripts whose roots run at the same
+# time as others of the same suite keep a cache of their own:
+# ROOTS_APT_CACHE=NAME makes it $SHARDID_MATRIX_CACHE/NAME-<suite>
+# (test/package.sh: apt-package).
 #
 # The host's apt sources are never changed: mmdebstrap is pointed at the
 # host's Debian mirror, and the root gets its own sources.list.  forky's
@@ -136,8 +140,8 @@ root_enter() {
 	mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$r/dev/pts" || return 1
 	mount --bind "$r/dev/pts/ptmx" "$r/dev/ptmx" || return 1
 	mount -t tmpfs -o mode=1777,size=1g tmpfs "$r/dev/shm" || return 1
-	mkdir -p "$MATRIX_CACHE/apt-$suite/partial"
-	mount --bind "$MATRIX_CACHE/apt-$suite" "$r/var/cache/apt/archives" || return 1
+	mkdir -p "$MATRIX_CACHE/${ROOTS_APT_CACHE:-apt}-$suite/partial"
+	mount --bind "$MATRIX_CACHE/${ROOTS_APT_CACHE:-apt}-$suite" "$r/var/cache/apt/archives" || return 1
 	cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
 	# The host's local certificate authorities (a site's TLS proxy, say):
 	# the root trusts what the host trusts, as a new machine on this

@@ -17,7 +17,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use ShardidTest;
 
-our @EXPORT = qw(fleet_node fleet_servers connstr tool tool_start tool_finish read_map
+our @EXPORT = qw(fleet_node fleet_servers fleet_setup fleet_provision connstr tool tool_start tool_finish read_map
   write_map setup_writers start_writers stop_writers writer_report failed_writes
   check_fleet fleet_objects restart_killed $tool $examples $nshards);
 
@@ -55,6 +55,50 @@ sub fleet_servers
 	my $router = fleet_node('router');
 	$router->start;
 	return (\@data, $router);
+}
+
+# fleet_setup(): the fleet of 050 and 052, started: three data servers,
+# a router, and a map file (in a temporary directory) that provisions
+# logical shards 0 to 63 and puts 0-20 on server 1, 21-41 on server 2 and
+# the rest on server 3.  Returns a hash reference: data (the data nodes),
+# conn (their connection strings, as the map names them), router,
+# router_conn, dir (the temporary directory) and mapfile.
+sub fleet_setup
+{
+	my ($data, $router) = fleet_servers();
+	my @conn = map { connstr($_) } @$data;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	my $mapfile = "$dir/fleet.map";
+	write_map($mapfile, <<"EOF");
+# logical shard ranges -> data servers
+provision 0 63
+0    20    $conn[0]
+21   41    $conn[1]
+42   8191  $conn[2]
+EOF
+	return {
+		data => $data,
+		conn => \@conn,
+		router => $router,
+		router_conn => connstr($router),
+		dir => $dir,
+		mapfile => $mapfile
+	};
+}
+
+# fleet_provision(FLEET, [TEMPLATE]): apply TEMPLATE (default: the example
+# posts template) with the example shard API on every server of FLEET's
+# map, then build the router from the map with the example router API.
+# Returns what tool() returned for each, as array references:
+# ([ok, stdout, stderr] of apply, [ok, stdout, stderr] of router).
+sub fleet_provision
+{
+	my ($fleet, $template) = @_;
+	my @apply = tool('apply', '--api', "$examples/posts-shard-api.sql",
+		$fleet->{mapfile}, $template // "$examples/posts-template.sql");
+	my @router = tool('router', '--api', "$examples/posts-router-api.sql",
+		$fleet->{mapfile}, $fleet->{router_conn});
+	return (\@apply, \@router);
 }
 
 sub connstr

@@ -11,7 +11,16 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(shardid_node sql_error sql_outcome error_fields libfaketime set_clock
-  start_faked wait_for_clock clock_to kill9_and_reap);
+  start_faked wait_for_clock clock_to kill9_and_reap test_extra);
+
+# True if PG_TEST_EXTRA (a list of words, PostgreSQL's switch for its
+# optional tests) names $word: shardid_load runs the long loads, which
+# the default tier runs shorter.
+sub test_extra
+{
+	my ($word) = @_;
+	return scalar grep { $_ eq $word } split ' ', $ENV{PG_TEST_EXTRA} // '';
+}
 
 # A new, initialised node (not started) with shardid preloaded, UTC, no
 # fsync, and any further postgresql.conf lines given.  An optional hash

@@ -5,7 +5,7 @@
 #    servers from a map file, twice (the second run creates nothing), and
 #    build the router from the map, twice
 #  - insert posts for every shard through the router, and a logical shard
-#    of 1,000,000 rows (SHARDID_LONG_TESTS=1: 5,000,000) directly on its
+#    of 1,000,000 rows (PG_TEST_EXTRA=shardid_load: 5,000,000) directly on its
 #    server, and take a snapshot of that shard through the router
 #  - move that shard from server 1 to server 2 with logical replication
 #    while two writers insert into it and two into other shards through the
@@ -31,24 +31,14 @@ use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
 use FleetTest;
 
-my $long = $ENV{SHARDID_LONG_TESTS} ? 1 : 0;
+my $long = test_extra('shardid_load');
 my $bulk_rows = $long ? 5_000_000 : 1_000_000;
 my $moved = 5;          # the logical shard that moves, from server 1 to 2
 
-my ($data_ref, $router) = fleet_servers();
-my @data = @$data_ref;
-my @conn = map { connstr($_) } @data;
-my $router_conn = connstr($router);
-
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my $mapfile = "$dir/fleet.map";
-write_map($mapfile, <<"EOF");
-# logical shard ranges -> data servers, for 050_fleet.pl
-provision 0 63
-0    20    $conn[0]
-21   41    $conn[1]
-42   8191  $conn[2]
-EOF
+my $fleet = fleet_setup();
+my ($router, $router_conn, $dir, $mapfile) = @$fleet{qw(router router_conn dir mapfile)};
+my @data = @{ $fleet->{data} };
+my @conn = @{ $fleet->{conn} };
 
 #
 # Checking and provisioning
@@ -59,8 +49,9 @@ like($out, qr/\Q$conn[0]\E: 21 logical shards, provisioned: 0-20/, 'check: serve
 like($out, qr/\Q$conn[2]\E: 8150 logical shards, provisioned: 42-63/, 'check: server 3 holds the rest');
 is(() = $out =~ /wal_level logical/g, 3, 'check: every server has wal_level = logical');
 
-($ok, $out, $err) = tool('apply', '--api', "$examples/posts-shard-api.sql",
-	$mapfile, "$examples/posts-template.sql");
+# apply, then the router (checked below)
+my ($apply, $routed) = fleet_provision($fleet);
+($ok, $out, $err) = @$apply;
 ok($ok, 'apply provisions the fleet') or diag $err;
 like($out, qr/logical shards 0-20 \(21\): created 21 schemas, 21 tables, 21 sequences/,
 	'server 1 gets logical shards 0 to 20');
@@ -97,7 +88,7 @@ is( $data[0]->safe_psql('postgres',
 #
 # Routing
 #
-($ok, $out, $err) = tool('router', '--api', "$examples/posts-router-api.sql", $mapfile, $router_conn);
+($ok, $out, $err) = @$routed;
 ok($ok, 'router is set up') or diag $err;
 like($out, qr/version 0 -> 1/, 'router map loaded as version 1');
 ($ok, $out, $err) = tool('router', '--api', "$examples/posts-router-api.sql", $mapfile, $router_conn);

@@ -416,7 +416,7 @@ like($out, qr/logical shards 0-8191 \(8192\): created 8192 schemas, 8192 tables,
 	'finding 6: every one of them');
 is($big->safe_psql('postgres', q{SELECT count(*) FROM pg_namespace WHERE nspname ~ '^shard_[0-9]{4}$'}),
 	'8192', 'finding 6: 8,192 shard schemas');
-if ($ENV{SHARDID_LONG_TESTS})
+if (test_extra('shardid_load'))
 {
 	$t0 = time;
 	($ok, $out, $err) = run_tool('apply', "$dir/big.map", "$dir/big-template.sql");

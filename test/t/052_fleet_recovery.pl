@@ -16,7 +16,7 @@
 # names: before and after each step is recorded in the router, and inside
 # the write fence (after the lock, after the catch-up, after the rename,
 # after its commit).  Each point is then resumed; the points up to the
-# router switch are also aborted (all of them with SHARDID_LONG_TESTS=1, a
+# router switch are also aborted (all of them with PG_TEST_EXTRA=shardid_load, a
 # sample of each kind otherwise).
 
 use strict;
@@ -31,31 +31,22 @@ use lib "$FindBin::RealBin/../perl";
 use ShardidTest;
 use FleetTest;
 
-my $long = $ENV{SHARDID_LONG_TESTS} ? 1 : 0;
+my $long = test_extra('shardid_load');
 my $moved = 5;          # the shard moved back and forth
 my $big = 9;            # the shard whose copy the new server's crash interrupts
 
-my ($data_ref, $router) = fleet_servers();
-my @data = @$data_ref;
-my @conn = map { connstr($_) } @data;
-my $router_conn = connstr($router);
-
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my $mapfile = "$dir/fleet.map";
-write_map($mapfile, <<"EOF");
-provision 0 63
-0    20    $conn[0]
-21   41    $conn[1]
-42   8191  $conn[2]
-EOF
+my $fleet = fleet_setup();
+my ($router, $router_conn, $dir, $mapfile) = @$fleet{qw(router router_conn dir mapfile)};
+my @data = @{ $fleet->{data} };
+my @conn = @{ $fleet->{conn} };
 
 write_map("$dir/template.sql", PostgreSQL::Test::Utils::slurp_file("$examples/posts-template.sql") . q{
 CREATE TABLE events (id bigint PRIMARY KEY, kind text NOT NULL) PARTITION BY RANGE (id);
 });
-my ($ok, $out, $err) = tool('apply', '--api', "$examples/posts-shard-api.sql", $mapfile, "$dir/template.sql");
-ok($ok, 'apply provisions the fleet') or diag $err;
-($ok, $out, $err) = tool('router', '--api', "$examples/posts-router-api.sql", $mapfile, $router_conn);
-ok($ok, 'router is set up') or diag $err;
+my ($apply, $routed) = fleet_provision($fleet, "$dir/template.sql");
+ok($apply->[0], 'apply provisions the fleet') or diag $apply->[2];
+ok($routed->[0], 'router is set up') or diag $routed->[2];
+my ($ok, $out, $err);
 setup_writers($router, @data);
 
 # the shards' rows, and snapshots of them through the router
@@ -142,7 +133,7 @@ sub killed_move
 	return $state;
 }
 
-# every point with SHARDID_LONG_TESTS=1; otherwise one after each step
+# every point with PG_TEST_EXTRA=shardid_load; otherwise one after each step
 # and every point inside the fence
 my @points = $long
   ? qw(after:prepared before:schema after:schema before:publication after:publication

@@ -63,6 +63,9 @@
 # Every case checks each row of its table: no ID twice, no ID's time field
 # later than its row's clock_timestamp() plus the guard's 1 ms, shard 5.
 # Every call that can wait on a faked clock is bounded by a timeout.
+#
+# schedule: serial (case 1's load must start while the clock is still
+# 0.6 s behind the fence, and counts that it waited)
 
 use strict;
 use warnings;

@@ -48,6 +48,9 @@
 #
 # Every call that could hang is bounded on the client side; after a
 # failure the test ends what it left waiting and goes on.
+#
+# schedule: serial (C times every call, and A counts on its waits ending
+# within seconds)
 
 use strict;
 use warnings;
