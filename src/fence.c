@@ -501,18 +501,21 @@ sync_standbys_defined(void)
 }
 
 /*
- * Have the synchronous standbys flushed lsn (applied it, if this session
- * asks for remote_apply)?  From the shared state the WAL senders keep.
+ * Have the synchronous standbys flushed lsn?  From the shared state the
+ * WAL senders keep.  Flushed, whatever this session's synchronous_commit:
+ * a fence needs to survive a failover, not to be visible there, and a
+ * role that asked for remote_apply, while a query of hers holds up the
+ * standby's replay, would otherwise make the write as slow as she likes,
+ * and the next fences of the database that far ahead (they cover the
+ * write's lag).
  */
 static bool
 sync_standbys_have(XLogRecPtr lsn)
 {
-	int			mode = synchronous_commit == SYNCHRONOUS_COMMIT_REMOTE_APPLY ?
-		SYNC_REP_WAIT_APPLY : SYNC_REP_WAIT_FLUSH;
 	bool		done;
 
 	LWLockAcquire(SyncRepLock, LW_SHARED);
-	done = lsn <= WalSndCtl->lsn[mode];
+	done = lsn <= WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
 	LWLockRelease(SyncRepLock);
 	return done;
 }
@@ -550,8 +553,8 @@ standbys_received(XLogRecPtr lsn)
 
 /*
  * Flush this backend's WAL up to lsn and wait for the standbys: until the
- * synchronous ones have flushed it (applied it, with synchronous_commit =
- * remote_apply), whatever this session's synchronous_commit says, and
+ * synchronous ones have flushed it, whatever this session's
+ * synchronous_commit says, and
  * until every other connected streaming standby has received it, for at
  * most shardid.standby_wait.  Polls rather than queues as a commit does:
  * a fence write is rare, and a cancel, statement_timeout or the
@@ -1178,6 +1181,33 @@ db_fence_publish(GuardDb *db, DbCover cover, Oid db_relid, int64 db_publish)
 	}
 }
 
+/*
+ * The write under way in this backend, so that an error in it (a cancel
+ * of its wait for the standbys, say) lets go of what it holds in shared
+ * memory: its early-write flag in the slot, and the database's "writing"
+ * flag, which would otherwise keep every early writer of the database
+ * from trying until some required write clears them.
+ */
+static struct
+{
+	GuardSlot  *slot;			/* the slot of an early write, or NULL */
+	uint64		key;
+	GuardDb    *db;				/* the database whose writing flag this
+								 * write set, or NULL */
+}			pending;
+
+/* After an error in a fence write: let go of its flags. */
+static void
+pending_write_off(void)
+{
+	if (pending.slot != NULL)
+		early_write_off(pending.slot, pending.key);
+	if (pending.db != NULL)
+		pg_atomic_write_u32(&pending.db->writing, 0);
+	pending.slot = NULL;
+	pending.db = NULL;
+}
+
 void
 shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 						  int64 epoch, bool required)
@@ -1193,10 +1223,15 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	bool		timed_out;
 	TimestampTz started;
 
+	pending.slot = required ? NULL : slot;
+	pending.key = key;
 	for (;;)
 	{
 		if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
+		{
+			pending.slot = NULL;
 			return;
+		}
 		started = GetCurrentTimestamp();
 		w = seq_fence_write(db, seqid, field, epoch, seq_hi, hi_cached);
 
@@ -1208,6 +1243,8 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		 * sets its own sequence far ahead stops only that sequence.
 		 */
 		cover = db_fence_cover(db, w.clock_fence, required, &db_relid, &db_publish, &db_limit);
+		if (cover == DB_COVERED && OidIsValid(db_relid) && db_publish >= 0)
+			pending.db = db;
 		if (cover != DB_BUSY)
 			break;
 
@@ -1229,7 +1266,9 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		own_fence_set(seqid, w.fence);
 		reload_at_xact_end = true;
 	}
+	pending.db = NULL;
 	seq_fence_publish(slot, key, seqid, &w, db_limit);
+	pending.slot = NULL;
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
 	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
@@ -1254,6 +1293,7 @@ shardid_fence_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			pending_write_off();
 			/* the values of sequences new in this transaction went with it */
 			if (shardid_shared && (xact_nseqs > 0 || xact_seqs_overflow))
 				shardid_slots_forget_fence(xact_seqs_overflow ? NULL : xact_seqs,
@@ -1287,6 +1327,7 @@ shardid_fence_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 {
 	if (event != SUBXACT_EVENT_ABORT_SUB)
 		return;
+	pending_write_off();
 	own_nfences = 0;
 	if (shardid_shared && (xact_nseqs > 0 || xact_seqs_overflow))
 		shardid_slots_forget_fence(xact_seqs_overflow ? NULL : xact_seqs, xact_nseqs);

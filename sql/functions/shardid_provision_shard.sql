@@ -55,6 +55,18 @@ BEGIN
 			ERRCODE = 'null_value_not_allowed',
 			MESSAGE = 'shard and template schema must not be null';
 	END IF;
+	-- Every check below reads the catalogs as its statement's snapshot has
+	-- them: under REPEATABLE READ or SERIALIZABLE, as they were when the
+	-- transaction began, blind to a schema or an object another role has
+	-- made since.
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION USING
+			ERRCODE = 'invalid_transaction_state',
+			MESSAGE = 'shardid_provision_shard must run in a READ COMMITTED transaction',
+			DETAIL = pg_catalog.format('This transaction is %s: its checks would not see what other roles made after it began.',
+									   pg_catalog.upper(pg_catalog.current_setting('transaction_isolation'))),
+			HINT = 'Call it outside an explicit transaction, or in one begun with ISOLATION LEVEL READ COMMITTED.';
+	END IF;
 	-- the default name, which also checks that the shard is in range
 	target := @extschema@.shardid_shard_schema(shard);
 	target := COALESCE(schema_name, target);

@@ -112,14 +112,12 @@ BEGIN
 	END IF;
 	fence_value := (fence OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) 10;
 	FOR s IN
-		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, n.nspname, c.relname,
-			   q.seqmax, q.seqincrement
+		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, q.seqmax, q.seqincrement
 		  FROM pg_catalog.pg_depend AS df
 		  JOIN pg_catalog.pg_depend AS ds
 			ON ds.classid OPERATOR(pg_catalog.=) df.classid
 		   AND ds.objid OPERATOR(pg_catalog.=) df.objid
 		  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) ds.refobjid
-		  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 		  JOIN pg_catalog.pg_sequence AS q ON q.seqrelid OPERATOR(pg_catalog.=) c.oid
 		 WHERE df.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
 		   AND df.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
@@ -139,7 +137,7 @@ BEGIN
 			CONTINUE;
 		END IF;
 		-- the value as stored, also one set with is_called false
-		EXECUTE pg_catalog.format('SELECT last_value FROM %I.%I', s.nspname, s.relname) INTO v;
+		v := @extschema@.shardid_sequence_value(s.seq);
 		IF v OPERATOR(pg_catalog.<) fence_value THEN
 			PERFORM pg_catalog.setval(s.seq, fence_value, false);
 		END IF;

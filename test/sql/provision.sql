@@ -98,6 +98,16 @@ SELECT err($$SELECT * FROM shardid_provision_shard(8192, 'tmpl')$$);
 SELECT err($$SELECT * FROM shardid_provision_shard(-1, 'tmpl', 'minus_one')$$);
 SELECT count(*) AS minus_one_schemas FROM pg_namespace WHERE nspname = 'minus_one';
 
+-- Only in READ COMMITTED: an older snapshot would not see what other
+-- roles made since (nothing is made).
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT err($$SELECT * FROM shardid_provision_shard(9, 'tmpl')$$);
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT err($$SELECT * FROM shardid_provision_shard(9, 'tmpl')$$);
+ROLLBACK;
+SELECT count(*) AS shard_9_schemas FROM pg_namespace WHERE nspname = shardid_shard_schema(9);
+
 -- Bad templates.
 SELECT err($$SELECT * FROM shardid_provision_shard(1, 'no_such_template')$$);
 SELECT err($$SELECT * FROM shardid_provision_shard(1, 'tmpl', 'tmpl')$$);

@@ -103,7 +103,11 @@
 #     first call waits for the lock she holds on it (her sequence refused,
 #     the database's fence within the clock and the lead), and ALTER
 #     EXTENSION UPDATE from 1.2 waiting for alice's lock on her sequence
-#     while mallory's IDs keep coming.  After each, and
+#     while mallory's IDs keep coming.  And the two of the second
+#     review: the update and shardid_fence_lower, each waiting for
+#     mallory's lock on her sequence while she puts a view of hers in its
+#     place (read by OID, the sequence is read; by name, the view would
+#     make her a superuser).  After each, and
 #     after a restart at the end, alice's IDs keep coming (from her old
 #     sequence and a new one), the fence is within the clock and the lead,
 #     and no role gained a privilege.
@@ -1205,6 +1209,56 @@ SELECT count(shardid_next(0, 'q')) FROM generate_series(1, 5000);}, user => 'mal
 	is($two->safe_psql('up12', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
 		'1.3', 'MEDIUM, the update: the database is at 1.3');
 	after_attack('up12', 'MEDIUM, after the update');
+
+	# HIGH (the second review of 1.3): the update from 1.2 and
+	# shardid_fence_lower, both a superuser's, read each sequence a DEFAULT
+	# names.  mallory holds her sequence's lock, so that the reader waits
+	# for it, and while it waits she renames the sequence and puts a view
+	# of hers in its place, whose function would make her a superuser: a
+	# reader that goes by name runs it, one that goes by OID reads the
+	# sequence.
+	$two->safe_psql('postgres', 'CREATE DATABASE swap12; GRANT CREATE ON DATABASE swap12 TO mallory');
+	$two->safe_psql('swap12', q{CREATE EXTENSION shardid VERSION '1.2'});
+	$two->safe_psql(
+		'swap12', q{
+CREATE SCHEMA ms;
+CREATE SEQUENCE ms.a;
+CREATE TABLE ms.t (id bigint DEFAULT shardid_next(3, 'ms.a'));
+INSERT INTO ms.t DEFAULT VALUES;
+CREATE FUNCTION ms.evil() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+	BEGIN ALTER ROLE mallory SUPERUSER; EXCEPTION WHEN insufficient_privilege THEN NULL; END;
+	RETURN 0;
+END $$;}, extra_params => [ '-U', 'mallory' ]);
+	for my $reader (
+		[ 'the update' => q{ALTER EXTENSION shardid UPDATE TO '1.3'} ],
+		[ 'shardid_fence_lower' => q{SELECT shardid_fence_lower(now() + interval '10 seconds')} ])
+	{
+		my ($name, $sql) = @$reader;
+		$h = $two->background_psql('swap12', on_error_stop => 1, extra_params => [ '-U', 'mallory' ]);
+		$h->query_safe(q{BEGIN; ALTER SEQUENCE ms.a RENAME TO a_x; ALTER SEQUENCE ms.a_x RENAME TO a});
+		my $r = start_sql($two, 'swap12', "swap $name", $sql, '0');
+		ok( $two->poll_query_until(
+				'swap12', q{
+SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+ WHERE NOT l.granted AND l.relation = 'ms.a'::regclass AND a.usename = 'postgres'}),
+			"HIGH, the swap: $name waits for mallory's lock on her sequence");
+		$h->query_safe(q{ALTER SEQUENCE ms.a RENAME TO a_old;
+CREATE VIEW ms.a AS SELECT ms.evil() AS last_value;
+COMMIT});
+		$h->quit;
+		$e = finish_sql($r);
+		like($e->{code}, qr/^(none|55000)$/, "HIGH, the swap: $name ends (or refuses, 55000)")
+		  or diag explain $e;
+		is($two->safe_psql('postgres', q{SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'}),
+			'f', "HIGH, the swap: after $name, mallory is not a superuser");
+		$two->safe_psql('postgres', 'ALTER ROLE mallory NOSUPERUSER');
+		# her sequence again, for the next reader
+		$two->safe_psql('swap12', 'DROP VIEW ms.a; ALTER SEQUENCE ms.a_old RENAME TO a',
+			extra_params => [ '-U', 'mallory' ]);
+	}
+	is($two->safe_psql('swap12', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
+		'1.3', 'HIGH, the swap: the database is at 1.3');
 
 	# MEDIUM: the epoch attack, in a database at 1.1 under this library.
 	$two->safe_psql('ep11', q{CREATE EXTENSION shardid VERSION '1.1'});

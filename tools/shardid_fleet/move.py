@@ -17,6 +17,46 @@ from .conn import (
 from .router import gate_kind, gate_table, load_map_into_router, router_current_map
 
 
+def checked_max_id(conn, nsp_oid, nsp, table):
+    """The largest id of the shard's table nsp.table (None if it has no
+    rows), read so that nothing another role defined runs with the tool's
+    rights.  The table's owner may be a role the move trusts only as far
+    as --owner says: a view put in the table's place, or an id of a type
+    of hers with an implicit cast to bigint, would run her code inside
+    max().  So, in one transaction (a savepoint of the caller's, if it is
+    in one): the schema's row is locked (FOR SHARE: no rename, no drop of
+    it until the end), the table too (ACCESS SHARE: no ALTER), and by
+    OID it must be a table or a partitioned one whose id is bigint, with
+    no partition that is not a table; only then is it read by its name,
+    which now names it for the rest of the transaction."""
+    with conn.transaction():
+        r = conn.execute(
+            "SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_namespace AS n"
+            " WHERE n.oid OPERATOR(pg_catalog.=) %s FOR SHARE", (nsp_oid,)).fetchone()
+        if r is None or r[0] != nsp:
+            raise FleetError("schema %s is no longer the shard's schema of this move (its OID %s names %s)"
+                             % (nsp, nsp_oid, "nothing" if r is None else r[0]))
+        conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS SHARE MODE").format(sql.Identifier(nsp, table)))
+        r = conn.execute("""
+            SELECT c.relkind::pg_catalog.text,
+                   (SELECT a.atttypid::pg_catalog.regtype::pg_catalog.text FROM pg_catalog.pg_attribute AS a
+                     WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'id'
+                       AND NOT a.attisdropped),
+                   (SELECT pg_catalog.count(*) FROM pg_catalog.pg_partition_tree(c.oid) AS t
+                      JOIN pg_catalog.pg_class AS p ON p.oid OPERATOR(pg_catalog.=) t.relid
+                     WHERE p.relkind OPERATOR(pg_catalog.<>) ALL ('{r,p}'::pg_catalog."char"[]))
+              FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s""",
+                         (nsp_oid, table)).fetchone()
+        if r is None or r[0] not in ("r", "p") or r[1] != "bigint" or r[2] != 0:
+            raise FleetError("%s.%s is not a table with a bigint id (%s); the move reads no other kind of "
+                             "relation, which could run its owner's code"
+                             % (nsp, table, "gone" if r is None else
+                                "relkind %s, id %s, %d partitions that are not tables" % (r[0], r[1], r[2])))
+        return conn.execute(sql.SQL("SELECT pg_catalog.max(id) FROM {}").format(
+            sql.Identifier(nsp, table))).fetchone()[0]
+
+
 #
 # move
 #
@@ -508,12 +548,13 @@ class Move:
             fence_ms = None
             maxids = {}
             for t in tables:
-                mid, ms = F.execute(sql.SQL(
-                    "SELECT pg_catalog.max(id), pg_catalog.floor(EXTRACT(epoch FROM {}.shardid_created_at("
-                    "pg_catalog.max(id))) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 FROM {}").format(
-                    sql.Identifier(ext), sql.Identifier(self.nsp, t))).fetchone()
+                mid = checked_max_id(F, self.source_schema_oid, self.nsp, t)
                 maxids[t] = mid
-                if ms is not None:
+                if mid is not None:
+                    ms = F.execute(sql.SQL(
+                        "SELECT pg_catalog.floor(EXTRACT(epoch FROM {}.shardid_created_at(%s::pg_catalog.int8))"
+                        " OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8").format(sql.Identifier(ext)),
+                        (mid,)).fetchone()[0]
                     fence_ms = ms if fence_ms is None else max(fence_ms, ms)
             guard = F.execute(sql.SQL("""
                 SELECT pg_catalog.floor(EXTRACT(epoch FROM GREATEST(pg_catalog.max(s.last_ms),
@@ -526,12 +567,22 @@ class Move:
                 sql.Identifier(ext), sql.Identifier(ext)), (self.source_schema_oid,)).fetchone()[0]
             if guard is not None:
                 fence_ms = guard if fence_ms is None else max(fence_ms, guard)
+            # each sequence's stored value (also one set with is_called
+            # false, which nextval then takes), by OID: never through its
+            # name, which its owner could give a view of hers meanwhile
             seqvals = {}
             for s in seqs:
-                seqvals[s] = F.execute(sql.SQL(
-                    "SELECT s.last_value, q.seqincrement, q.seqmax FROM {} AS s, pg_catalog.pg_sequence AS q "
-                    "WHERE q.seqrelid OPERATOR(pg_catalog.=) %s::pg_catalog.regclass").format(
-                    sql.Identifier(self.nsp, s)), (sql.Identifier(self.nsp, s).as_string(F),)).fetchone()
+                r = F.execute("""
+                    SELECT COALESCE(pg_catalog.pg_sequence_last_value(c.oid),
+                                    pg_catalog.nextval(c.oid::pg_catalog.regclass)),
+                           q.seqincrement, q.seqmax
+                      FROM pg_catalog.pg_class AS c
+                      JOIN pg_catalog.pg_sequence AS q ON q.seqrelid OPERATOR(pg_catalog.=) c.oid
+                     WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s""",
+                              (self.source_schema_oid, s)).fetchone()
+                if r is None:
+                    raise FleetError("sequence %s.%s is gone from the old server" % (self.nsp, s))
+                seqvals[s] = r
 
             # the new server has applied everything up to the fence
             while not self.applied_past(point):
@@ -541,7 +592,7 @@ class Move:
                 time.sleep(0.002)
             kill_point("fence:caught-up")
             for t in tables:
-                have = one(self.T, sql.SQL("SELECT pg_catalog.max(id) FROM {}").format(sql.Identifier(self.nsp, t)))
+                have = checked_max_id(self.T, self.target_schema_oid, self.nsp, t)
                 if have != maxids[t]:
                     raise FleetError("table %s.%s: the new server's last ID is %s, the old server's %s; "
                                      "writes resumed on the old server" % (self.nsp, t, have, maxids[t]))
