@@ -15,7 +15,7 @@ from ._codec import (DEFAULT_EPOCH_MS, MAX_ID, MAX_SEQ, MAX_SHARD, MAX_TIME_MS,
 from ._public import KeyInfo, PublicIds
 from ._json import JSONError, dumps, loads
 
-__version__ = "1.2.0"
+__version__ = "1.3.0"
 
 __all__ = [
     "ShardidError", "DEFAULT_EPOCH_MS", "MAX_ID", "MAX_SEQ", "MAX_SHARD", "MAX_TIME_MS",
