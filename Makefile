@@ -25,7 +25,7 @@ DATA_built = shardid--1.3.sql shardid--1.2--1.3.sql
 
 REGRESS = codec errors shortcode markings next properties provision adopt partitions public vectors
 REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
-ISOLATION = concurrent drop
+ISOLATION = concurrent drop provision_race
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
@@ -35,6 +35,13 @@ PROVE_TESTS = test/t/*.pl
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter
 ifdef WERROR
 PG_CFLAGS += -Werror
+endif
+
+# `make ASSERTS=1` compiles shardid's own Assert()s in, against any server
+# build: the assertion checks of a server built with --enable-cassert,
+# without one (CI builds one leg so).
+ifdef ASSERTS
+PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
 endif
 
 PG_CONFIG ?= pg_config

@@ -54,9 +54,10 @@
  *	  server), the slot starts after the value's fence (guard.c).
  *
  * The database's fence (shardid_fence_load and the writes above) is read
- * when a database is first used after a start, judged by the lead it was
- * written with (shardid_fence_lead, recorded before the fence when the
- * lead grows and after it when it shrinks), and its slots start at it.
+ * when a database is first used after a start, judged by the reach it was
+ * written with (kept in the sequence shardid_fence_lead, its name since
+ * 1.0: written before the fence when the reach grows and after it when it
+ * shrinks), and its slots start at it.
  * Beside it, shardid_epoch holds the database's epoch; that one is
  * extension configuration, so that a restored database keeps its epoch.
  *
@@ -115,14 +116,14 @@
 int			shardid_fence_lead = 500;
 int			shardid_standby_wait = 1000;
 int			shardid_debug_fence_write_delay = 0;
-int64		shardid_fence_margin = 125;
-int64		shardid_fence_slack = 625;
+int64		shardid_fence_refresh = 125;
+int64		shardid_fence_reach = 625;
 
 void
 shardid_fence_lead_assign(int newval, void *extra)
 {
-	shardid_fence_margin = Max(newval / 4, 1);
-	shardid_fence_slack = newval + shardid_fence_margin;
+	shardid_fence_refresh = Max(newval / 4, 1);
+	shardid_fence_reach = newval + shardid_fence_refresh;
 }
 
 /*
@@ -234,7 +235,7 @@ member(int i)
 
 #define fence_relid()	member(0)
 #define epoch_relid()	member(1)
-#define lead_relid()	member(2)
+#define reach_relid()	member(2)	/* the sequence shardid_fence_lead */
 
 /*
  * Is a write to relid undone if the current transaction rolls back?  True
@@ -454,8 +455,22 @@ seq_check(Oid seqid, int64 value)
 	/*
 	 * Backends that cache values each take a run of cache values at once,
 	 * and hand them out in any order with the others': a value may come
-	 * some runs ahead of the highest one the guard has seen.
+	 * some runs ahead of the highest one the guard has seen, and the
+	 * sequence's stored value, where its fence is read from, a run ahead
+	 * of every value handed out.  A run longer than the refresh would put
+	 * the fence past the lead, and a start after a restart further ahead
+	 * of the clock than the reach it is judged by.
 	 */
+	if (Max(cache, 1) > shardid_fence_refresh * SHARDID_SEQ_PER_MS / increment)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
+						get_rel_name(seqid)),
+				 errdetail("The values one backend caches at CACHE %lld and INCREMENT BY %lld span more than %lld blocks of %d, a quarter of shardid.fence_lead: the sequence's stored value, which carries its fence, would run that far ahead of its IDs.",
+						   (long long) cache, (long long) increment,
+						   (long long) shardid_fence_refresh, SHARDID_SEQ_PER_MS),
+				 errhint("Use a smaller cache: ALTER SEQUENCE %s CACHE 1.",
+						 quote_identifier(get_rel_name(seqid)))));
 	return 2 * ((Max(cache, 1) * increment + SHARDID_SEQ_PER_MS - 1) / SHARDID_SEQ_PER_MS) + 2;
 }
 
@@ -556,9 +571,10 @@ fence_flush(XLogRecPtr lsn)
 	if (shardid_standby_wait <= 0 || max_wal_senders == 0 || standbys_received(lsn))
 		return true;
 	until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), shardid_standby_wait);
-	for (;;)
+	for (int i = 0;; i++)
 	{
-		shardid_clock_pause(1000);
+		/* a standby nearby answers within a fraction of a millisecond */
+		shardid_clock_pause(i < 20 ? 50 : 1000);
 		if (standbys_received(lsn))
 			return true;
 		if (GetCurrentTimestamp() >= until)
@@ -599,14 +615,14 @@ shardid_fence_epoch(void)
 	return stored_epoch_of(NULL);
 }
 
-/* The lead record of the stored fence, or 0 if there is none. */
+/* The reach the stored fence was written with, or 0 if none is kept. */
 static int64
-stored_slack(void)
+stored_reach(void)
 {
-	Oid			relid = lead_relid();
-	int64		slack = OidIsValid(relid) ? member_read(relid) : -1;
+	Oid			relid = reach_relid();
+	int64		reach = OidIsValid(relid) ? member_read(relid) : -1;
 
-	return slack > 0 ? slack : 0;
+	return reach > 0 ? reach : 0;
 }
 
 int64
@@ -619,17 +635,17 @@ shardid_fence_stored(void)
 
 /*
  * Store value as the database's fence in relid unless the stored one is
- * already at or past it, with the lead it is written with; not flushed.
+ * already at or past it, with the reach it is written with; not flushed.
  * The caller holds the fence lock, so that the compare and the write are
  * one step for every writer of the database.  Returns the stored fence,
  * which is at least value.
  */
 static int64
-db_fence_store(Oid relid, int64 value, int64 slack)
+db_fence_store(Oid relid, int64 value, int64 reach)
 {
 	int64		disk = member_read(relid);
 	Oid			lrelid;
-	int64		lead_disk = -1;
+	int64		reach_disk = -1;
 
 	if (value <= disk)
 		return disk;
@@ -637,23 +653,24 @@ db_fence_store(Oid relid, int64 value, int64 slack)
 		shardid_clock_sleep_ms(shardid_debug_fence_write_delay);
 
 	/*
-	 * The lead record must never say less than the lead of the stored
-	 * fence, whichever write a crash keeps: a larger lead is recorded
-	 * before the fence, a smaller one after it.  Every sequence's fence is
-	 * at or before the database's, so the record covers theirs too.
+	 * The kept reach must never say less than the reach of the stored
+	 * fence, whichever write a crash keeps: a larger reach is written
+	 * before the fence, a smaller one after it.  What the clock asked of
+	 * every sequence's fence is at or before the database's, so the
+	 * record covers theirs too.
 	 */
-	lrelid = lead_relid();
+	lrelid = reach_relid();
 	if (OidIsValid(lrelid))
-		lead_disk = member_read(lrelid);
-	if (OidIsValid(lrelid) && slack > lead_disk)
-		seq_write(lrelid, slack);
+		reach_disk = member_read(lrelid);
+	if (OidIsValid(lrelid) && reach > reach_disk)
+		seq_write(lrelid, reach);
 	seq_write(relid, value);
-	if (OidIsValid(lrelid) && slack < lead_disk)
-		seq_write(lrelid, slack);
+	if (OidIsValid(lrelid) && reach < reach_disk)
+		seq_write(lrelid, reach);
 	return value;
 }
 
-/* How long the database's last fence write took, and its lead. */
+/* How long the database's last fence write took. */
 static int64
 db_lag(GuardDb *db)
 {
@@ -666,16 +683,16 @@ db_lag(GuardDb *db)
 }
 
 /*
- * Before a write with this lead (and quarter, and lag): remember it, so
+ * Before a write with this reach (and lag): remember it, so
  * that a start at a value it leaves behind, even if its wait is cancelled,
  * is judged by it.
  */
 static void
-db_slack_written(GuardDb *db, int64 slack)
+db_reach_written(GuardDb *db, int64 reach)
 {
 	SpinLockAcquire(&db->mutex);
-	if (db_is_mine(db) && slack > db->slack_written)
-		db->slack_written = slack;
+	if (db_is_mine(db) && reach > db->reach_written)
+		db->reach_written = reach;
 	SpinLockRelease(&db->mutex);
 }
 
@@ -740,7 +757,7 @@ db_fence_none(GuardDb *db)
  * up to that without the lock), and a fence read back (after CREATE
  * EXTENSION, or from another entry) must cover both: the lead past the
  * IDs, and at least the published fence, but not the lead past that,
- * which would put it further ahead of the clock than its lead record
+ * which would put it further ahead of the clock than its kept reach
  * says.  A fence this backend did not write may not be durable yet (the
  * write of a backend whose wait for the standbys was cancelled, or a
  * commit made with synchronous_commit off): it is written again, one
@@ -764,7 +781,7 @@ db_fence_read_back(GuardDb *db, Oid relid, int64 disk, bool transactional,
 		int64		value = Max(known + shardid_fence_lead + lag, published);
 
 		fence = db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS),
-							   shardid_fence_slack + lag);
+							   shardid_fence_reach + lag);
 		*wrote = true;
 	}
 	else if (!transactional && disk >= 0)
@@ -784,7 +801,7 @@ shardid_fence_load(GuardDb *db)
 	int64		disk;
 	int64		fence;
 	int64		epoch;
-	int64		slack;
+	int64		reach;
 	bool		wrote;
 	bool		timed_out;
 	bool		transactional;
@@ -813,7 +830,7 @@ shardid_fence_load(GuardDb *db)
 	transactional = is_transactional(relid);
 	disk = member_read(relid);
 	epoch = stored_epoch_of(&epoch_free);
-	slack = stored_slack();
+	reach = stored_reach();
 	fence = db_fence_read_back(db, relid, disk, transactional, &wrote, &timed_out);
 	if (transactional)
 		reload_at_xact_end = true;
@@ -825,9 +842,9 @@ shardid_fence_load(GuardDb *db)
 	{
 		if (state == GUARD_FENCE_UNKNOWN)
 		{
-			/* judged by the lead the stored fence was written with */
+			/* judged by the reach the stored fence was written with */
 			db->start = Max(db->start, disk);
-			db->start_slack = slack;
+			db->start_reach = reach;
 		}
 		db->epoch = epoch;
 		db->epoch_free = epoch_free;
@@ -904,18 +921,18 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
 	 * The stored fence may be later than this server knows: a write
 	 * through another entry of this database, or one whose wait for the
 	 * standbys was cancelled.  The database's slots start again from it,
-	 * as after a restart, judged by the lead it was written with.
+	 * as after a restart, judged by the reach it was written with.
 	 */
 	disk = member_read(*relid);
 	if (disk > published && !is_transactional(*relid))
 	{
-		int64		disk_slack = stored_slack();
+		int64		disk_reach = stored_reach();
 
 		SpinLockAcquire(&db->mutex);
 		if (db_is_mine(db))
 		{
 			db->start = Max(db->start, disk);
-			db->start_slack = disk_slack;
+			db->start_reach = disk_reach;
 		}
 		SpinLockRelease(&db->mutex);
 		shardid_db_touch(db);
@@ -929,7 +946,7 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
 	}
 
 	lag = db_lag(db);
-	value = Min(seq_fence + shardid_fence_margin, SHARDID_MAX_TIME_MS);
+	value = Min(seq_fence + shardid_fence_refresh, SHARDID_MAX_TIME_MS);
 	if (is_transactional(*relid))
 	{
 		/*
@@ -938,11 +955,11 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
 		 * as a rollback takes it back.  Other backends keep to the fence
 		 * they know.
 		 */
-		(void) db_fence_store(*relid, value, shardid_fence_slack + lag);
+		(void) db_fence_store(*relid, value, shardid_fence_reach + lag);
 		return DB_MINE;
 	}
 	pg_atomic_write_u32(&db->writing, 1);
-	*publish = db_fence_store(*relid, value, shardid_fence_slack + lag);
+	*publish = db_fence_store(*relid, value, shardid_fence_reach + lag);
 	*limit = *publish;
 	return DB_COVERED;
 }
@@ -1027,11 +1044,11 @@ early_write_off(GuardSlot *slot, uint64 key)
 /*
  * Take the sequence's lock, the one writer of its fence, and say whether a
  * write is still needed: another backend may have written meanwhile.
- * With the lock held and true, *seq_hi and *hi_slack are the slot's.
+ * With the lock held and true, *seq_hi and *hi_cached are the slot's.
  */
 static bool
 seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
-				bool required, int64 *seq_hi, int64 *hi_slack)
+				bool required, int64 *seq_hi, int64 *hi_cached)
 {
 	bool		needed;
 
@@ -1047,9 +1064,9 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	SpinLockAcquire(&slot->mutex);
 	needed = guard_slot_key_word(slot) == key &&
 		field > (required ? Max(slot->fence, shardid_fence_own(seqid)) :
-				 slot->fence - shardid_fence_margin);
+				 slot->fence - shardid_fence_refresh);
 	*seq_hi = slot->seq_hi;
-	*hi_slack = slot->hi_slack;
+	*hi_cached = slot->hi_cached;
 	if (!needed && guard_slot_key_word(slot) == key && !required)
 		slot->flags &= ~GUARD_SLOT_WRITING;
 	SpinLockRelease(&slot->mutex);
@@ -1062,7 +1079,8 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 typedef struct SeqWrite
 {
 	int64		fence;			/* the fence written */
-	int64		hi_slack;		/* the sequence's blocks of cached values */
+	int64		clock_fence;	/* the part of it the clock asks for */
+	int64		hi_cached;		/* the sequence's blocks of cached values */
 	bool		moved;			/* its value carried a fence this server did
 								 * not write: the slot starts after it */
 	int64		moved_fence;	/* that fence */
@@ -1078,7 +1096,7 @@ typedef struct SeqWrite
  */
 static SeqWrite
 seq_fence_write(GuardDb *db, Oid seqid, int64 field, int64 epoch,
-				int64 seq_hi, int64 hi_slack)
+				int64 seq_hi, int64 hi_cached)
 {
 	SeqWrite	w;
 	bool		called;
@@ -1093,15 +1111,16 @@ seq_fence_write(GuardDb *db, Oid seqid, int64 field, int64 epoch,
 	 * write.  (A value set with is_called false reads as none; nextval
 	 * tells the slot of it.)
 	 */
-	w.moved = called && (value >> SHARDID_SEQ_BITS) > seq_hi + hi_slack;
+	w.moved = called && (value >> SHARDID_SEQ_BITS) > seq_hi + hi_cached;
 	w.moved_fence = value_fence;
 	w.moved_block = value >> SHARDID_SEQ_BITS;
 
-	target = Max(Max(field, now_field) + shardid_fence_lead + db_lag(db),
-				 Max(value_fence + 1, seq_hi));
-	target = Min(target, SHARDID_MAX_TIME_MS);
-	w.hi_slack = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
-	db_slack_written(db, shardid_fence_slack + db_lag(db));
+	w.clock_fence = Min(Max(field, now_field) + shardid_fence_lead + db_lag(db),
+						SHARDID_MAX_TIME_MS);
+	target = Min(Max(w.clock_fence, Max(value_fence + 1, seq_hi)),
+				 SHARDID_MAX_TIME_MS);
+	w.hi_cached = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	db_reach_written(db, shardid_fence_reach + db_lag(db));
 	seq_write_fence(seqid, target);
 	if (is_transactional(seqid))
 		remember_xact_seq(seqid);
@@ -1127,14 +1146,14 @@ seq_fence_publish(GuardSlot *slot, uint64 key, Oid seqid, const SeqWrite *w,
 	}
 	if (w->moved)
 	{
-		guard_slot_start_at(slot, w->moved_fence, slot->db_slack);
+		guard_slot_start_at(slot, w->moved_fence, slot->db_reach);
 		slot->seq_hi = Max(slot->seq_hi, w->moved_block);
 	}
 	guard_slot_set_fence(slot, Max(slot->fence, Min(w->fence, db_limit)),
-						 shardid_fence_margin);
+						 shardid_fence_refresh);
 	slot->written = Max(slot->written, w->fence);
 	slot->seq_hi = Max(slot->seq_hi, w->fence + 1);
-	slot->hi_slack = w->hi_slack;
+	slot->hi_cached = w->hi_cached;
 	slot->fence_writes++;
 	slot->flags &= ~GUARD_SLOT_WRITING;
 	SpinLockRelease(&slot->mutex);
@@ -1165,7 +1184,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 {
 	GuardDb    *db = slot->db;
 	int64		seq_hi;
-	int64		hi_slack;
+	int64		hi_cached;
 	int64		db_limit;
 	int64		db_publish;
 	Oid			db_relid;
@@ -1176,13 +1195,19 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 
 	for (;;)
 	{
-		if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_slack))
+		if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
 			return;
 		started = GetCurrentTimestamp();
-		w = seq_fence_write(db, seqid, field, epoch, seq_hi, hi_slack);
+		w = seq_fence_write(db, seqid, field, epoch, seq_hi, hi_cached);
 
-		/* the database's fence at or after it, where it can be */
-		cover = db_fence_cover(db, w.fence, required, &db_relid, &db_publish, &db_limit);
+		/*
+		 * The database's fence after the IDs the clock lets this write
+		 * issue, where it can be: not after what the sequence's value
+		 * asked for, which its owner controls.  The database's fence is
+		 * every sequence's, and its IDs stop at it (db_limit): a role that
+		 * sets its own sequence far ahead stops only that sequence.
+		 */
+		cover = db_fence_cover(db, w.clock_fence, required, &db_relid, &db_publish, &db_limit);
 		if (cover != DB_BUSY)
 			break;
 
@@ -1304,7 +1329,7 @@ shardid_fence_reload_all(void)
 			int64		value = Max(known + shardid_fence_lead + lag, published);
 
 			if (db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS),
-							   shardid_fence_slack + lag) >= 0)
+							   shardid_fence_reach + lag) >= 0)
 				(void) fence_flush(XactLastRecEnd);
 		}
 		db_fence_unlock(relid);
@@ -1358,7 +1383,7 @@ shardid_fence_set_epoch(int64 epoch_ms)
 		int64		now_ms = shardid_clock_now_ms();
 		int64		behind = high - (now_ms - epoch_ms);
 
-		if (behind > shardid_fence_slack)
+		if (behind > shardid_fence_reach)
 			ereport(ERROR,
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("epoch %s would put the clock %lld ms behind the durable fence",
@@ -1368,7 +1393,7 @@ shardid_fence_set_epoch(int64 epoch_ms)
 							   shardid_unix_ms_to_str(old_epoch),
 							   (long long) (now_ms - epoch_ms)),
 					 errhint("Choose an epoch at or before %s.",
-							 shardid_unix_ms_to_str(now_ms - high + shardid_fence_slack))));
+							 shardid_unix_ms_to_str(now_ms - high + shardid_fence_reach))));
 	}
 
 	seq_write(epoch_relid(), epoch_ms);

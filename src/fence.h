@@ -43,12 +43,14 @@ extern SHARDID_INTERNAL int shardid_standby_wait;
 extern SHARDID_INTERNAL int shardid_debug_fence_write_delay;
 
 /*
- * From shardid.fence_lead: how close to a fence an ID may come before a
- * new one is written (a quarter of the lead), and how far a fence may be
- * ahead of the newest ID, the lead of a start (the lead and a quarter).
+ * From shardid.fence_lead, the lead (how far ahead of the IDs a fence is
+ * written): the refresh, how close to a fence an ID may come before a new
+ * one is written (a quarter of the lead), and the reach, how far a fence
+ * may be ahead of the newest ID (the lead and the refresh), by which a
+ * start at a fence is judged.
  */
-extern SHARDID_INTERNAL int64 shardid_fence_margin;
-extern SHARDID_INTERNAL int64 shardid_fence_slack;
+extern SHARDID_INTERNAL int64 shardid_fence_refresh;
+extern SHARDID_INTERNAL int64 shardid_fence_reach;
 extern SHARDID_INTERNAL void shardid_fence_lead_assign(int newval, void *extra);
 
 /* The transaction callbacks; registered by _PG_init. */

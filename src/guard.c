@@ -105,7 +105,7 @@ typedef struct GuardDecision
 	int64		db_epoch_ms;	/* the database's */
 	int64		last;			/* the slot's last, for the messages */
 	bool		start;			/* last is a start, not an ID */
-	int64		lead;			/* the lead last was judged by */
+	int64		ahead;			/* how far last may be ahead of the clock */
 	ShardidWaitOut wait;		/* STEP_WAIT and STEP_REFUSE */
 } GuardDecision;
 
@@ -159,12 +159,12 @@ slot_sync(GuardSlot *slot)
 		return false;
 	}
 	slot->epoch_ms = db->epoch;
-	slot->db_slack = db->start_slack;
+	slot->db_reach = db->start_reach;
 	if (db->epoch_free)
 		slot->flags |= GUARD_SLOT_EPOCH_FREE;
 	else
 		slot->flags &= ~GUARD_SLOT_EPOCH_FREE;
-	guard_slot_start_at(slot, db->start, db->start_slack);
+	guard_slot_start_at(slot, db->start, db->start_reach);
 	slot->flags &= ~GUARD_SLOT_STALE;
 	SpinLockRelease(&db->mutex);
 	return true;
@@ -175,7 +175,7 @@ slot_sync(GuardSlot *slot)
  * sequence's cache explains: someone set the sequence (a restore, a copy
  * from another server, a setval) to a value that carries a fence.  No ID
  * of the sequence goes at or before that fence: the slot starts after it,
- * judged by the lead of the database's fence, and writes its own fence
+ * judged by the reach of the database's fence, and writes its own fence
  * before its next ID.  It holds back this sequence only.
  */
 static pg_noinline void
@@ -184,7 +184,7 @@ slot_moved(GuardSlot *slot, int64 block)
 	int64		written = Max(slot->written, slot->ghost_written);
 	int64		known = Max(written + 1, slot->ghost_seq_hi);
 
-	if (written >= 0 && block <= known + slot->hi_slack)
+	if (written >= 0 && block <= known + slot->hi_cached)
 	{
 		/*
 		 * The fence this server wrote into the sequence (before its slot
@@ -198,19 +198,19 @@ slot_moved(GuardSlot *slot, int64 block)
 		{
 			slot->written = slot->ghost_written;
 			guard_slot_set_fence(slot, Max(slot->fence, slot->ghost_fence),
-								 shardid_fence_margin);
+								 shardid_fence_refresh);
 		}
 		if (block - 1 < written)
-			guard_slot_set_fence(slot, -1, shardid_fence_margin);
+			guard_slot_set_fence(slot, -1, shardid_fence_refresh);
 	}
 	else
 	{
 		/*
-		 * Judged by the largest lead this server wrote a fence with, too:
+		 * Judged by the largest reach this server wrote a fence with, too:
 		 * a write whose wait was cancelled leaves its value in the
 		 * sequence.
 		 */
-		guard_slot_start_at(slot, block - 1, Max(slot->db_slack, slot->db->slack_written));
+		guard_slot_start_at(slot, block - 1, Max(slot->db_reach, slot->db->reach_written));
 	}
 	slot->ghost_written = -1;
 	slot->seq_hi = block;
@@ -233,15 +233,15 @@ decide_epoch(GuardSlot *slot, int64 requested, int64 now_ms, GuardDecision *d)
 	 * carry the fences (and every sequence after the next restart) that
 	 * far ahead.
 	 */
-	if (requested < slot->epoch_ms - shardid_fence_slack)
+	if (requested < slot->epoch_ms - shardid_fence_reach)
 		return STEP_EARLY_EPOCH;
 	return STEP_ISSUE;
 }
 
 /*
- * The value must wait: until when, and why.  The lead tells a wait from a
- * clock fault, never whether to issue: a start is judged by the lead its
- * fence was written with.
+ * The value must wait: until when, and why.  How far last may be ahead
+ * of the clock tells a wait from a clock fault, never whether to issue: a
+ * start is judged by the reach its fence was written with.
  */
 static pg_noinline GuardStep
 decide_wait(GuardSlot *slot, int64 now, bool joins, GuardDecision *d)
@@ -250,12 +250,12 @@ decide_wait(GuardSlot *slot, int64 now, bool joins, GuardDecision *d)
 
 	d->start = (slot->flags & GUARD_SLOT_START) != 0;
 	d->last = slot->last;
-	d->lead = !d->start ? 1 :
-		slot->start_slack > 0 ? slot->start_slack : shardid_fence_slack;
+	d->ahead = !d->start ? 1 :
+		slot->start_reach > 0 ? slot->start_reach : shardid_fence_reach;
 	in.last = slot->last;
 	in.now = now;
 	in.joins = joins;
-	in.lead = d->lead;
+	in.ahead = d->ahead;
 	in.max_regression = shardid_max_clock_regression;
 	d->wait = shardid_rule_wait(&in);
 	if (d->wait.kind == SHARDID_REFUSE)
@@ -310,6 +310,9 @@ decide_fast(const GuardSlot *slot, uint64 key, const GuardValue *v, int64 now_ms
 static inline void
 commit(GuardSlot *slot, int64 field, const GuardValue *v)
 {
+	/* never back, and never a field's ten bits twice */
+	Assert(field >= slot->last);
+	Assert(field != slot->last || value_joins(slot, v));
 	if (field != slot->last)
 	{
 		slot->last = field;
@@ -354,7 +357,7 @@ decide(GuardSlot *slot, uint64 key, Oid seqid, const GuardValue *v, int64 now_ms
 	}
 	if (v->block > slot->seq_hi)
 	{
-		if (v->block > slot->seq_hi + slot->hi_slack)
+		if (v->block > slot->seq_hi + slot->hi_cached)
 			slot_moved(slot, v->block);
 		else
 			slot->seq_hi = v->block;
@@ -379,7 +382,7 @@ decide(GuardSlot *slot, uint64 key, Oid seqid, const GuardValue *v, int64 now_ms
 
 		if (field > slot->fence && field > own)
 			return field > SHARDID_MAX_TIME_MS ? STEP_HORIZON : STEP_ADVANCE;
-		if (field > own - shardid_fence_margin &&
+		if (field > own - shardid_fence_refresh &&
 			!(slot->flags & GUARD_SLOT_WRITING))
 		{
 			slot->flags |= GUARD_SLOT_WRITING;
@@ -417,7 +420,7 @@ report_early_epoch(int64 epoch_ms, int64 db_epoch)
 					shardid_unix_ms_to_str(epoch_ms),
 					get_database_name(MyDatabaseId)),
 			 errdetail("Extension shardid is at version 1.1 here, so each call may give its own epoch, but not one more than %lld ms before %s: its time fields would run ahead of the clock by more than a fence may.",
-					   (long long) shardid_fence_slack, shardid_unix_ms_to_str(db_epoch)),
+					   (long long) shardid_fence_reach, shardid_unix_ms_to_str(db_epoch)),
 			 errhint("Run ALTER EXTENSION shardid UPDATE in this database, then give it its epoch with shardid_set_epoch.")));
 }
 
@@ -437,7 +440,7 @@ report_refusal(Oid seqid, const GuardDecision *d, int64 now_ms)
 						   get_database_name(MyDatabaseId),
 						   shardid_unix_ms_to_str(d->last + d->epoch_ms),
 						   shardid_unix_ms_to_str(now_ms),
-						   (long long) d->lead, shardid_max_clock_regression),
+						   (long long) d->ahead, shardid_max_clock_regression),
 				 errhint("Fix the clock, or wait until it passes the fence.  After a clock that ran fast, shardid_sequence_lower and shardid_fence_lower take the fences back down.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -51,7 +51,7 @@ typedef struct ShardidRuleIn
  * The field for a value.  When the clock has moved past last, the clock's
  * field.  Otherwise last itself if the value joins it, or last + 1: a new
  * block, or ten bits last already holds, move on.  Either way the field
- * may run at most one millisecond ahead of the clock: that lead lets a
+ * may run at most one millisecond ahead of the clock: that millisecond lets a
  * fast caller start the next block without sleeping, and keeps one
  * millisecond from mixing two blocks, so the IDs follow the sequence and
  * the primary key appends at its right edge.  Further ahead than that:
@@ -73,7 +73,7 @@ shardid_rule_field(const ShardidRuleIn *in)
 
 typedef enum ShardidWait
 {
-	SHARDID_WAIT_LEAD,			/* clock behind last, but within the lead */
+	SHARDID_WAIT_AHEAD,			/* clock behind last, but within ahead */
 	SHARDID_WAIT_CLOCK,			/* clock went back, within the limit */
 	SHARDID_REFUSE				/* clock went back too far */
 } ShardidWait;
@@ -84,7 +84,7 @@ typedef struct ShardidWaitIn
 	int64_t		last;			/* as for shardid_rule_field() */
 	int64_t		now;
 	bool		joins;
-	int64_t		lead;			/* how far last may lie ahead of a clock that
+	int64_t		ahead;			/* how far last may lie ahead of a clock that
 								 * did not go back */
 	int64_t		max_regression; /* shardid.max_clock_regression */
 } ShardidWaitIn;
@@ -101,15 +101,15 @@ typedef struct ShardidWaitOut
  * Why a value that shardid_rule_field() could not place waits, and until
  * when: the clock has to reach the field before the one it will take.
  *
- * lead is 1 when last is an ID the guard issued (it runs at most one
+ * ahead is 1 when last is an ID the guard issued (it runs at most one
  * millisecond ahead of the clock), more when last is a start the guard was
  * given, such as a durable fence after a restart, which runs ahead by
- * design.  A clock behind last by no more than the lead is expected: the
+ * design.  A clock behind last by no more than ahead is expected: the
  * millisecond is exhausted, or the guard started at a fence that has not
- * been passed yet (SHARDID_WAIT_LEAD).  A clock further behind went back:
- * up to max_regression beyond the lead is waited out (SHARDID_WAIT_CLOCK),
- * more is refused (SHARDID_REFUSE).  With a lead of 1 this refuses a lag
- * of more than max_regression, as the setting says; a larger lead moves
+ * been passed yet (SHARDID_WAIT_AHEAD).  A clock further behind went back:
+ * up to max_regression beyond ahead is waited out (SHARDID_WAIT_CLOCK),
+ * more is refused (SHARDID_REFUSE).  With ahead 1 this refuses a lag
+ * of more than max_regression, as the setting says; a larger ahead moves
  * the limit out by as much.
  */
 static inline ShardidWaitOut
@@ -120,9 +120,9 @@ shardid_rule_wait(const ShardidWaitIn *in)
 
 	out.until = (in->joins ? in->last : in->last + 1) - 1;
 	out.regression = lag;
-	if (lag <= in->lead)
-		out.kind = SHARDID_WAIT_LEAD;
-	else if (lag - (in->lead - 1) > in->max_regression)
+	if (lag <= in->ahead)
+		out.kind = SHARDID_WAIT_AHEAD;
+	else if (lag - (in->ahead - 1) > in->max_regression)
 		out.kind = SHARDID_REFUSE;
 	else
 		out.kind = SHARDID_WAIT_CLOCK;

@@ -165,9 +165,9 @@ db_clear(GuardDb *db)
 	pg_atomic_write_u64(&db->fence, (uint64) INT64CONST(-1));
 	db->start = -1;
 	db->floor = -1;
-	db->start_slack = 0;
+	db->start_reach = 0;
 	db->write_lag_ms = 0;
-	db->slack_written = 0;
+	db->reach_written = 0;
 	db->epoch = GUARD_DEFAULT_EPOCH;
 	db->epoch_free = false;
 	db->fence_writes = 0;
@@ -554,13 +554,13 @@ slot_init(GuardSlot *slot, const GuardKey *key, int dbno, GuardDb *db)
 	slot->last_block = SHARDID_NO_BLOCK;
 	SpinLockAcquire(&db->mutex);
 	slot->epoch_ms = db->epoch;
-	slot->db_slack = db->start_slack;
-	guard_slot_start_at(slot, Max(db->start, db->floor), db->start_slack);
+	slot->db_reach = db->start_reach;
+	guard_slot_start_at(slot, Max(db->start, db->floor), db->start_reach);
 	SpinLockRelease(&db->mutex);
 	guard_slot_set_fence(slot, -1, 1);
 	slot->written = -1;
 	slot->seq_hi = GUARD_SEQ_HI_NONE;
-	slot->hi_slack = 4;
+	slot->hi_cached = 4;
 	slot->ghost_written = -1;
 	slot->ghost_fence = -1;
 	slot->ghost_issued = GUARD_NEVER;

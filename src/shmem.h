@@ -102,10 +102,10 @@ typedef struct GuardSlot
 	int64		written;		/* the last fence this server wrote into the
 								 * sequence, or -1 (fence may be lower: the
 								 * database's fence bounds it) */
-	int64		hi_slack;		/* how many blocks a value may jump past
+	int64		hi_cached;		/* how many blocks a value may jump past
 								 * seq_hi before it counts as moved */
-	int64		start_slack;	/* lead of a start; 0: the GUC's */
-	int64		db_slack;		/* the lead the database's fence was
+	int64		start_reach;	/* reach of a start; 0: the GUC's */
+	int64		db_reach;		/* the reach the database's fence was
 								 * written with, to judge starts by */
 	int64		issued;			/* with GUARD_SLOT_START: the last field
 								 * issued before the start, or GUARD_NEVER */
@@ -147,7 +147,7 @@ typedef struct GuardDb
 	pg_atomic_uint64 fence;		/* the durable fence, a time field, as int64 */
 	int64		start;			/* where this database's slots start */
 	int64		floor;			/* last field of its evicted slots */
-	int64		start_slack;	/* how far start may be ahead of the IDs;
+	int64		start_reach;	/* how far start may be ahead of the IDs;
 								 * 0: as shardid.fence_lead says */
 	int64		epoch;			/* the database's epoch, Unix ms */
 	bool		epoch_free;		/* shardid 1.1 there: every call its own */
@@ -157,7 +157,7 @@ typedef struct GuardDb
 									 * standby had them */
 	TimestampTz last_used;		/* for choosing an entry to reuse */
 	int64		write_lag_ms;	/* how long the last fence write took */
-	int64		slack_written;	/* the largest lead (and quarter, and lag)
+	int64		reach_written;	/* the largest reach (and lag)
 								 * any fence was written with since this
 								 * server started: what a start found in a
 								 * sequence's value may be judged by */
@@ -284,7 +284,7 @@ guard_slot_last_ms(const GuardSlot *slot)
  * The caller holds the slot's mutex.
  */
 static inline void
-guard_slot_start_at(GuardSlot *slot, int64 start, int64 slack)
+guard_slot_start_at(GuardSlot *slot, int64 start, int64 reach)
 {
 	if (start <= slot->last)
 		return;
@@ -292,16 +292,16 @@ guard_slot_start_at(GuardSlot *slot, int64 start, int64 slack)
 		slot->issued = slot->last;
 	slot->last = start;
 	slot->last_block = SHARDID_NO_BLOCK;
-	slot->start_slack = slack;
+	slot->start_reach = reach;
 	slot->flags |= GUARD_SLOT_START;
 }
 
 /* Set a slot's fence (its mutex held), and where its early write is due. */
 static inline void
-guard_slot_set_fence(GuardSlot *slot, int64 fence, int64 margin)
+guard_slot_set_fence(GuardSlot *slot, int64 fence, int64 refresh)
 {
 	slot->fence = fence;
-	slot->fence_early = fence - margin;
+	slot->fence_early = fence - refresh;
 }
 
 /* The database's published fence, read without a lock. */

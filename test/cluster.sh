@@ -52,7 +52,8 @@ PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/$PG_MAJOR/bin}
 # private_install DIR: copy the system's PostgreSQL $PG_MAJOR into DIR,
 # remove every shardid file the copy holds (an earlier `make install` into
 # the system's PostgreSQL, or a package, may have left some), build shardid
-# from the current directory with -Werror and install it there.
+# from the current directory with -Werror (and with shardid's Assert()s
+# when SHARDID_ASSERTS=1) and install it there.
 # Afterwards PG_BINDIR and PG_CONFIG point into DIR.
 private_install() {
 	local dir=$1 sys_bindir=/usr/lib/postgresql/$PG_MAJOR/bin lib share
@@ -73,7 +74,7 @@ private_install() {
 	PG_CONFIG=$PG_BINDIR/pg_config
 	export PG_BINDIR PG_CONFIG
 	make -s clean PG_CONFIG="$PG_CONFIG"
-	make -s WERROR=1 PG_CONFIG="$PG_CONFIG"
+	make -s WERROR=1 ASSERTS="${SHARDID_ASSERTS:-}" PG_CONFIG="$PG_CONFIG"
 	make -s install PG_CONFIG="$PG_CONFIG"
 }
 

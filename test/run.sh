@@ -84,15 +84,18 @@ cleanup() {
 trap cleanup EXIT
 
 # A private copy of PostgreSQL to install into: the system's stays as it is.
+# The tests run with shardid's Assert()s compiled in (the invariants of
+# src/guard.c), unless SHARDID_ASSERTS is set empty; the benchmarks and
+# the packages build without them.
 echo "== build and install into $work/pg (a private copy of PostgreSQL $PG_MAJOR)"
-private_install "$work/pg"
+SHARDID_ASSERTS=${SHARDID_ASSERTS-1} private_install "$work/pg"
 # Third-party extensions for the TAP tests, unpacked into the private copy.
 # pg_partman: the 4.x series the recipes in docs/partitions.md are for is
 # Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
 extras=(postgresql-$PG_MAJOR-plproxy)
 [ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
 # pg_cron for test/t/066_pg_cron.pl, which skips where Debian has none
-if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep -q '^ *Candidate: [0-9]'; then
+if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep '^ *Candidate: [0-9]' >/dev/null; then
 	extras+=(postgresql-$PG_MAJOR-cron)
 else
 	echo "no postgresql-$PG_MAJOR-cron in apt: test/t/066_pg_cron.pl will skip"

@@ -34,11 +34,12 @@ BEGIN
 	-- orphans of a crash too, cannot be read); its value as stored, also
 	-- one the guard set with is_called false
 	FOR seq IN
-		SELECT DISTINCT ds.refobjid::regclass AS seq
+		SELECT DISTINCT ds.refobjid::regclass AS seq, n.nspname, c.relname
 		  FROM pg_depend AS df
 		  JOIN pg_depend AS ds
 			ON ds.classid = df.classid AND ds.objid = df.objid
 		  JOIN pg_class AS c ON c.oid = ds.refobjid
+		  JOIN pg_namespace AS n ON n.oid = c.relnamespace
 		 WHERE df.classid = 'pg_attrdef'::regclass
 		   AND df.refclassid = 'pg_proc'::regclass
 		   AND df.refobjid IN (SELECT p.oid
@@ -51,7 +52,8 @@ BEGIN
 		   AND c.relkind = 'S'
 		   AND NOT pg_is_other_temp_schema(c.relnamespace)
 	LOOP
-		EXECUTE format('SELECT (last_value >> 10) - 1 FROM %s', seq.seq) INTO seq_fence;
+		EXECUTE format('SELECT (last_value >> 10) - 1 FROM %I.%I', seq.nspname, seq.relname)
+		   INTO seq_fence;
 		IF top_fence IS NULL OR seq_fence > top_fence THEN
 			top_seq := seq.seq;
 			top_fence := seq_fence;

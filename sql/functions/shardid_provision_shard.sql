@@ -43,6 +43,7 @@ DECLARE
 	tmpl record;
 	other record;
 	i pg_catalog.int4;
+	schema_made pg_catalog.bool;
 	done pg_catalog.text;
 	res_kind pg_catalog.text[] := '{}';
 	res_name pg_catalog.text[] := '{}';
@@ -106,20 +107,30 @@ BEGIN
 									   current_user);
 	END LOOP;
 
-	-- one provisioning of a shard at a time; "SHID" in ASCII is the class
-	PERFORM pg_catalog.pg_advisory_xact_lock(1397246276, shard);
-
 	-- the template's tables, checked, and their sequences' names
 	SELECT * INTO tmpl FROM @extschema@.shardid_provision_template(template_schema, trusted);
 
 	-- The schema: made, or, if it is there, taken as it is only when it
 	-- holds nothing provisioning did not make, and each of its tables is
-	-- as the template has it.
+	-- as the template has it.  Two provisionings of a shard at once meet
+	-- at CREATE SCHEMA: the second waits for the first to end, and, if it
+	-- committed, checks what it made (in a READ COMMITTED transaction;
+	-- under a snapshot older than that, its CREATE TABLE fails with
+	-- 42P07).  No lock a third role could take holds either of them up,
+	-- as an advisory lock (1.2's) could.
 	res_kind := res_kind || 'schema'::pg_catalog.text;
 	res_name := res_name || pg_catalog.quote_ident(target);
 	res_ord := res_ord || 0;
+	schema_made := false;
 	IF NOT EXISTS (SELECT FROM pg_catalog.pg_namespace AS n WHERE n.nspname = target) THEN
-		EXECUTE pg_catalog.format('CREATE SCHEMA %I', target);
+		BEGIN
+			EXECUTE pg_catalog.format('CREATE SCHEMA %I', target);
+			schema_made := true;
+		EXCEPTION WHEN unique_violation OR duplicate_schema THEN
+			NULL;
+		END;
+	END IF;
+	IF schema_made THEN
 		res_action := res_action || 'created'::pg_catalog.text;
 	ELSE
 		res_action := res_action || 'exists'::pg_catalog.text;

@@ -14,15 +14,6 @@
 -- proves that an updated database equals a fresh one.
 --
 
--- The database's fence and its lead are no longer extension configuration:
--- no dump carries them, so no restore can set them back (a sequence
--- dropped from the extension leaves its configuration with it, and comes
--- back as a member).
-ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence;
-ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence;
-ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence_lead;
-ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence_lead;
-
 -- The statistics gain the sequences' own fences, and the fence status the
 -- standbys' timeouts: new columns of the functions behind the views.
 DROP VIEW @extschema@.shardid_stats;
@@ -106,7 +97,9 @@ ALTER TABLE shardid_partition_log
 -- sequence that cannot carry one (AS integer, a low MAXVALUE, an
 -- INCREMENT other than 1 to 1024) is left as it is, with a WARNING: its
 -- next shardid_next says why it is refused.  setval moves each value
--- forward only, and runs no code of any role's.
+-- forward only, and runs no code of any role's.  This runs before
+-- anything below takes the database fence's lock: a role that holds a
+-- lock on its own sequence makes the update wait, not every fence write.
 DO $fences$
 DECLARE
 	fence pg_catalog.int8 := pg_catalog.pg_sequence_last_value('@extschema@.shardid_fence'::pg_catalog.regclass);
@@ -119,12 +112,14 @@ BEGIN
 	END IF;
 	fence_value := (fence OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) 10;
 	FOR s IN
-		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, q.seqmax, q.seqincrement
+		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, n.nspname, c.relname,
+			   q.seqmax, q.seqincrement
 		  FROM pg_catalog.pg_depend AS df
 		  JOIN pg_catalog.pg_depend AS ds
 			ON ds.classid OPERATOR(pg_catalog.=) df.classid
 		   AND ds.objid OPERATOR(pg_catalog.=) df.objid
 		  JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) ds.refobjid
+		  JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
 		  JOIN pg_catalog.pg_sequence AS q ON q.seqrelid OPERATOR(pg_catalog.=) c.oid
 		 WHERE df.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
 		   AND df.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
@@ -144,10 +139,19 @@ BEGIN
 			CONTINUE;
 		END IF;
 		-- the value as stored, also one set with is_called false
-		EXECUTE pg_catalog.format('SELECT last_value FROM %s', s.seq) INTO v;
+		EXECUTE pg_catalog.format('SELECT last_value FROM %I.%I', s.nspname, s.relname) INTO v;
 		IF v OPERATOR(pg_catalog.<) fence_value THEN
 			PERFORM pg_catalog.setval(s.seq, fence_value, false);
 		END IF;
 	END LOOP;
 END
 $fences$;
+
+-- The database's fence and its lead are no longer extension configuration:
+-- no dump carries them, so no restore can set them back (a sequence
+-- dropped from the extension leaves its configuration with it, and comes
+-- back as a member).
+ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence;
+ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence;
+ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence_lead;
+ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence_lead;

@@ -86,7 +86,9 @@
 #   - sequences that cannot carry a fence are refused at first use (and
 #     after) with 55000 and a message naming the sequence and why: AS
 #     integer, AS smallint, MAXVALUE too small, INCREMENT BY below 1 or
-#     above 1024; INCREMENT BY 1024 and a plain sequence are not;
+#     above 1024, cached values that span more blocks than the refresh
+#     (CACHE 200 at INCREMENT BY 1024, CACHE 10^8); INCREMENT BY 1024, a
+#     plain sequence and CACHE 100000 are not;
 #   - the security findings, each as its reproducer, by mallory (a LOGIN
 #     role with CREATE on her own schema only) against alice (a table with
 #     a primary key, the sequence OWNED BY it): the HIGH (a composite
@@ -96,7 +98,12 @@
 #     table in an open transaction, alice's slot evicted by 1,100 temp
 #     sequences), shardid_fence_lower(now() + 1 hour) (55000, the fence
 #     unchanged), and the MEDIUM epoch attack in a database at 1.1 under
-#     this library (an epoch of 1995 per call: 22023).  After each, and
+#     this library (an epoch of 1995 per call: 22023).  And the two of
+#     the review of 1.3: mallory's sequence set to the horizon while her
+#     first call waits for the lock she holds on it (her sequence refused,
+#     the database's fence within the clock and the lead), and ALTER
+#     EXTENSION UPDATE from 1.2 waiting for alice's lock on her sequence
+#     while mallory's IDs keep coming.  After each, and
 #     after a restart at the end, alice's IDs keep coming (from her old
 #     sequence and a new one), the fence is within the clock and the lead,
 #     and no role gained a privilege.
@@ -270,17 +277,18 @@ END \$\$}, timeout => 180);
 	return;
 }
 
-# Start $sql in a session of its own on $node's $db under statement_timeout
-# = 20s (or $timeout), bounded by 60 s on the client.
+# Start $sql in a session of its own on $node's $db (as $user, else the
+# superuser) under statement_timeout = 20s (or $timeout), bounded by 60 s
+# on the client.
 sub start_sql
 {
-	my ($node, $db, $label, $sql, $timeout) = @_;
+	my ($node, $db, $label, $sql, $timeout, $user) = @_;
 	(my $app = "t074 $label") =~ s/\W/_/g;
 	my $s = { out => '', err => '', app => $app, node => $node };
 	$s->{h} = IPC::Run::start(
 		[
 			'psql', '-XAtq', '-v', 'ON_ERROR_STOP=1', '-v', 'VERBOSITY=verbose',
-			'-d', $node->connstr($db) . " application_name=$app",
+			'-d', $node->connstr($db) . " application_name=$app" . ($user ? " user=$user" : ''),
 			'-c', 'SET statement_timeout = ' . ($timeout // "'20s'"), '-c', $sql
 		],
 		'>', \$s->{out}, '2>', \$s->{err},
@@ -957,10 +965,14 @@ CREATE SEQUENCE k_down INCREMENT BY -1;
 CREATE SEQUENCE k_wide INCREMENT BY 2000;
 CREATE SEQUENCE k_block INCREMENT BY 1024;
 CREATE SEQUENCE k_plain;
+CREATE SEQUENCE k_cached CACHE 100000;
+CREATE SEQUENCE k_cache_wide INCREMENT BY 1024 CACHE 200;
+CREATE SEQUENCE k_cache_huge CACHE 100000000;
 });
 	for my $k ([ k_int4 => $int_why ], [ k_int2 => qr/smallint|int2|bigint|int8|type|max/i ],
 		[ k_small => qr/max|too small|range/i ], [ k_down => qr/increment|step/i ],
-		[ k_wide => qr/increment|step/i ])
+		[ k_wide => qr/increment|step/i ], [ k_cache_wide => qr/CACHE 200 and INCREMENT BY 1024/ ],
+		[ k_cache_huge => qr/CACHE 100000000 and INCREMENT BY 1/ ])
 	{
 		my ($seq, $why) = @$k;
 		for my $call (1, 2)
@@ -969,7 +981,7 @@ CREATE SEQUENCE k_plain;
 				"sequence $seq, call $call: refused");
 		}
 	}
-	for my $seq ('k_block', 'k_plain')
+	for my $seq ('k_block', 'k_plain', 'k_cached')
 	{
 		is(sql_outcome($two, 'kinds', "SELECT count(shardid_next(0, '$seq')) FROM generate_series(1, 1000)")->{code},
 			'none', "sequence $seq carries a fence: IDs are issued");
@@ -1139,6 +1151,61 @@ INSERT INTO mallory.t DEFAULT VALUES;}, user => 'mallory');
 		$fence, 'shardid_fence_lower(now() + 1 hour): the fence is unchanged');
 	after_attack('sec', 'after shardid_fence_lower(now() + 1 hour)');
 
+	# HIGH (the review of 1.3): a role's own sequence carries its fence, so
+	# she may set it anywhere, but the database's fence, every sequence's
+	# backstop, must not follow it.  mallory holds her sequence's fence
+	# lock (COMMENT ON takes it) while her first shardid_next waits for it,
+	# and sets the sequence to the horizon before she lets go: the write
+	# finds a value that asks for a fence 28 years ahead.
+	$two->safe_psql('sec', 'CREATE SEQUENCE mallory.r', extra_params => [ '-U', 'mallory' ]);
+	my $h = $two->background_psql('sec', on_error_stop => 1, extra_params => [ '-U', 'mallory' ]);
+	$h->query_safe(q{BEGIN; COMMENT ON SEQUENCE mallory.r IS 'held'});
+	my $call = start_sql($two, 'sec', 'horizon', q{SELECT shardid_next(0, 'mallory.r')}, undef, 'mallory');
+	ok( $two->poll_query_until(
+			'sec', q{
+SELECT count(*) > 0 FROM pg_locks
+ WHERE relation = 'mallory.r'::regclass AND mode = 'ShareUpdateExclusiveLock' AND NOT granted}),
+		'HIGH, the horizon: mallory\'s first call waits for the lock she holds');
+	$h->query_safe(q{SELECT setval('mallory.r', (1::int8 << 50) - 1024); COMMIT});
+	$h->quit;
+	$e = finish_sql($call);
+	like($e->{code}, qr/^(none|55000)$/,
+		'HIGH, the horizon: her call issues or is refused (55000)') or diag explain $e;
+	$e = sql_outcome($two, 'sec', q{SELECT shardid_next(0, 'mallory.r')}, user => 'mallory');
+	is($e->{code}, '55000', 'HIGH, the horizon: her sequence, set to the horizon, is refused (55000)')
+	  or diag explain $e;
+	after_attack('sec', 'HIGH, a sequence set to the horizon during its fence write');
+
+	# MEDIUM (the review of 1.3): ALTER EXTENSION UPDATE from 1.2 writes the
+	# database's fence into every sequence a DEFAULT names, and waits for a
+	# lock alice holds on hers; meanwhile mallory's IDs, from a sequence of
+	# her own, must keep coming: the update must not hold the database
+	# fence's lock while it waits.
+	$two->safe_psql('postgres', 'CREATE DATABASE up12');
+	$two->safe_psql('up12', q{CREATE EXTENSION shardid VERSION '1.2'});
+	alice_table('up12');
+	$h = $two->background_psql('up12', on_error_stop => 1, extra_params => [ '-U', 'alice' ]);
+	$h->query_safe(q{BEGIN; ALTER SEQUENCE alice.t_seq RENAME TO t_seq_held});
+	my $update = start_sql($two, 'up12', 'update', q{ALTER EXTENSION shardid UPDATE TO '1.3'}, '0');
+	ok( $two->poll_query_until(
+			'up12', q{
+SELECT count(*) > 0 FROM pg_stat_activity
+ WHERE query LIKE 'ALTER EXTENSION%' AND wait_event_type = 'Lock'}),
+		'MEDIUM, the update: ALTER EXTENSION UPDATE waits for alice\'s lock');
+	$e = sql_outcome(
+		$two, 'up12', q{SET statement_timeout = '20s';
+CREATE TEMP SEQUENCE q;
+SELECT count(shardid_next(0, 'q')) FROM generate_series(1, 5000);}, user => 'mallory');
+	is($e->{code}, 'none', 'MEDIUM, the update: mallory\'s IDs keep coming while it waits')
+	  or diag explain $e;
+	$h->query_safe('ROLLBACK');
+	$h->quit;
+	$e = finish_sql($update);
+	is($e->{code}, 'none', 'MEDIUM, the update: it ends once alice lets go') or diag explain $e;
+	is($two->safe_psql('up12', q{SELECT extversion FROM pg_extension WHERE extname = 'shardid'}),
+		'1.3', 'MEDIUM, the update: the database is at 1.3');
+	after_attack('up12', 'MEDIUM, after the update');
+
 	# MEDIUM: the epoch attack, in a database at 1.1 under this library.
 	$two->safe_psql('ep11', q{CREATE EXTENSION shardid VERSION '1.1'});
 	alice_table('ep11');
@@ -1155,6 +1222,7 @@ INSERT INTO mallory.t DEFAULT VALUES;}, user => 'mallory');
 	$two->stop;
 	start_faked($two, $clock2);
 	after_attack('ep11', 'MEDIUM epoch, after a restart');
+	after_attack('up12', 'MEDIUM, the update, after a restart');
 	after_attack('sec', 'after all of them and a restart');
 }
 

@@ -121,12 +121,12 @@ typedef int RuleResult;
 
 static RuleResult
 rule_decide(int64_t last, int64_t last_block, bool taken, int64_t now,
-			int64_t block, int64_t lead, int64_t max_regression,
+			int64_t block, int64_t ahead, int64_t max_regression,
 			int64_t *issue, int64_t *until, int64_t *regression)
 {
 	ShardidRuleIn in = {last, now, block == last_block && !taken};
 	int64_t		field = shardid_rule_field(&in);
-	ShardidWaitIn w = {last, now, in.joins, lead, max_regression};
+	ShardidWaitIn w = {last, now, in.joins, ahead, max_regression};
 	ShardidWaitOut out;
 
 	if (field != SHARDID_RULE_WAIT)
@@ -190,7 +190,7 @@ rule_fast_caller(int64_t step_ns)
 				last_block = shardid_seq_block(value);
 				break;
 			}
-			if (r != (RuleResult) SHARDID_WAIT_LEAD)
+			if (r != (RuleResult) SHARDID_WAIT_AHEAD)
 				ok = 0;
 			waits++;
 			now_ns = until * 1000000;	/* sleep exactly until then */
@@ -252,7 +252,7 @@ test_rule_cycle(int period)
 				last_block = shardid_seq_block(value);
 				break;
 			}
-			if (r != (RuleResult) SHARDID_WAIT_LEAD)
+			if (r != (RuleResult) SHARDID_WAIT_AHEAD)
 				ok = 0;
 			now_ns = until * 1000000;
 		}
@@ -275,7 +275,7 @@ test_rule_clock(void)
 	/* same ms, new block: one ahead */
 	CHECK(rule_decide(100, 7, false, 100, 8, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
 	/* already one ahead, new block: exhausted, wait for 100 */
-	CHECK(rule_decide(101, 8, false, 100, 9, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD &&
+	CHECK(rule_decide(101, 8, false, 100, 9, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_AHEAD &&
 		  until == 101 && reg == 1);
 	/* one ahead, same block: fine */
 	CHECK(rule_decide(101, 8, false, 100, 8, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
@@ -290,7 +290,7 @@ test_rule_clock(void)
 	CHECK(rule_decide(1101, 7, false, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE);
 	/* a value whose ten bits last_ms holds moves on, in its own block too */
 	CHECK(rule_decide(100, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == RULE_ISSUE && issue == 101);
-	CHECK(rule_decide(101, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD);
+	CHECK(rule_decide(101, 7, true, 100, 7, 1, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_AHEAD);
 	/* limit 0 refuses any step back */
 	CHECK(rule_decide(100, 7, false, 98, 7, 1, 0, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE);
 	/* a stale value from an older block moves on, never back */
@@ -300,10 +300,10 @@ test_rule_clock(void)
 		  issue == 101);
 
 	/*
-	 * A start at a fence that runs 625 ms ahead (lead 625): a clock up to
+	 * A start at a fence that runs 625 ms ahead (reach 625): a clock up to
 	 * 625 behind it waits for it; the regression limit counts from there.
 	 */
-	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9375, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD &&
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9375, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_AHEAD &&
 		  until == 10000 && reg == 625);
 	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 1000, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_CLOCK &&
 		  reg == 626);
@@ -313,8 +313,8 @@ test_rule_clock(void)
 	/* at the fence the first ID takes the field after it, one ahead */
 	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 10000, 0, 625, 1000, &issue, &until, &reg) == RULE_ISSUE &&
 		  issue == 10001);
-	/* with limit 0 a clock behind a fence is still waited out within its lead */
-	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9500, 0, 625, 0, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_LEAD);
+	/* with limit 0 a clock behind a fence is still waited out within its reach */
+	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9500, 0, 625, 0, &issue, &until, &reg) == (RuleResult) SHARDID_WAIT_AHEAD);
 	CHECK(rule_decide(10000, SHARDID_NO_BLOCK, true, 9374, 0, 625, 0, &issue, &until, &reg) == (RuleResult) SHARDID_REFUSE);
 }
 
