@@ -1098,9 +1098,10 @@ typedef struct SeqWrite
  * flush of it makes the fence durable.  The sequence's lock is held.
  */
 static SeqWrite
-seq_fence_write(GuardDb *db, Oid seqid, int64 field, int64 epoch,
+seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch,
 				int64 seq_hi, int64 hi_cached)
 {
+	GuardDb    *db = slot->db;
 	SeqWrite	w;
 	bool		called;
 	int64		value = seq_read(seqid, &called);
@@ -1124,6 +1125,18 @@ seq_fence_write(GuardDb *db, Oid seqid, int64 field, int64 epoch,
 				 SHARDID_MAX_TIME_MS);
 	w.hi_cached = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	db_reach_written(db, shardid_fence_reach + db_lag(db));
+
+	/*
+	 * From the setval on, the sequence's other callers may take values of
+	 * the new fence's block, before the flush and the publication: they
+	 * are this server's own, not a move (slot_moved), or each such call
+	 * would start the slot after the new fence and wait for the clock to
+	 * pass it, a lead ahead.
+	 */
+	SpinLockAcquire(&slot->mutex);
+	if (guard_slot_key_word(slot) == key)
+		slot->writing = Max(slot->writing, target);
+	SpinLockRelease(&slot->mutex);
 	seq_write_fence(seqid, target);
 	if (is_transactional(seqid))
 		remember_xact_seq(seqid);
@@ -1233,7 +1246,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 			return;
 		}
 		started = GetCurrentTimestamp();
-		w = seq_fence_write(db, seqid, field, epoch, seq_hi, hi_cached);
+		w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
 
 		/*
 		 * The database's fence after the IDs the clock lets this write

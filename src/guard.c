@@ -181,7 +181,7 @@ slot_sync(GuardSlot *slot)
 static pg_noinline void
 slot_moved(GuardSlot *slot, int64 block)
 {
-	int64		written = Max(slot->written, slot->ghost_written);
+	int64		written = Max(Max(slot->written, slot->writing), slot->ghost_written);
 	int64		known = Max(written + 1, slot->ghost_seq_hi);
 
 	if (written >= 0 && block <= known + slot->hi_cached)

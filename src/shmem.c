@@ -559,6 +559,7 @@ slot_init(GuardSlot *slot, const GuardKey *key, int dbno, GuardDb *db)
 	SpinLockRelease(&db->mutex);
 	guard_slot_set_fence(slot, -1, 1);
 	slot->written = -1;
+	slot->writing = -1;
 	slot->seq_hi = GUARD_SEQ_HI_NONE;
 	slot->hi_cached = 4;
 	slot->ghost_written = -1;
@@ -855,6 +856,7 @@ shardid_slots_forget_fence(const Oid *seqids, int n)
 			guard_slot_set_fence(slot, Min(slot->fence, slot->last),
 								 slot->fence - slot->fence_early);
 			slot->written = -1;
+			slot->writing = -1;
 			slot->flags &= ~GUARD_SLOT_WRITING;
 		}
 		SpinLockRelease(&slot->mutex);

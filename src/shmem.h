@@ -102,6 +102,11 @@ typedef struct GuardSlot
 	int64		written;		/* the last fence this server wrote into the
 								 * sequence, or -1 (fence may be lower: the
 								 * database's fence bounds it) */
+	int64		writing;		/* the last fence this server set the
+								 * sequence to, published or not yet (the
+								 * sequence's other callers may take values
+								 * of its block before written says it), or
+								 * -1 */
 	int64		hi_cached;		/* how many blocks a value may jump past
 								 * seq_hi before it counts as moved */
 	int64		start_reach;	/* reach of a start; 0: the GUC's */

@@ -1,0 +1,128 @@
+# bench/ab.sh: two builds side by side, for the benchmarks that measure a
+# change against a baseline in one run (compare.sh, fence_wal.sh,
+# sparse_latency.sh).  Sourced after test/cluster.sh.
+#
+# ab_build BASE builds BASE and this tree, each into its own private copy
+# of PostgreSQL under a temporary directory.  BASE is a directory (a
+# checkout: its tracked and untracked files, as they are) or a git
+# revision of this repository.  Afterwards:
+#   ab_tmp            the temporary directory; ab_cleanup removes it
+#   ab_label_base     BASE's short commit ("+changes" if its files differ)
+#   ab_label_tree     the same for this tree
+#   ab_bindir_VARIANT the private copy's bin directory (VARIANT base, tree)
+# ab_use VARIANT [NODE] points PG_BINDIR, PGHOST and PGPORT at that
+# variant's cluster NODE (default data), started by ab_start VARIANT [NODE]
+# [CONF_LINE...] (as cluster_start, which it calls) or ab_standby.
+# ab_cleanup stops every cluster they started and removes ab_tmp: the
+# caller's EXIT trap calls it.
+
+ab_tmp=
+ab_label_base=
+ab_label_tree=
+ab_bindir_base=
+ab_bindir_tree=
+
+# ab_label DIR_OR_REV: its short commit, "+changes" when src/ or sql/ of a
+# checkout differ from it
+ab_label() {
+	local src=$1
+	if [ -d "$src" ]; then
+		echo "$(git -C "$src" rev-parse --short HEAD)$(git -C "$src" diff --quiet HEAD -- src sql 2>/dev/null || echo '+changes')"
+	else
+		git -C "$here" rev-parse --short "$src"
+	fi
+}
+
+# ab_copy DIR_OR_REV DEST: the files to build
+ab_copy() {
+	local src=$1 dest=$2
+	mkdir -p "$dest"
+	if [ -d "$src" ]; then
+		(cd "$src" && git ls-files -co --exclude-standard | tar -c -T - | tar -x -C "$dest")
+	else
+		git -C "$here" archive "$(git -C "$here" rev-parse --verify "$src^{commit}")" |
+			tar -x -C "$dest"
+	fi
+}
+
+ab_build() {
+	local base=$1 v src
+	ab_tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardid-ab.XXXXXX")
+	chmod 755 "$ab_tmp"
+	ab_label_base=$(ab_label "$base")
+	ab_label_tree=$(ab_label "$here")
+	for v in base tree; do
+		src=$here
+		[ $v = base ] && src=$base
+		ab_copy "$src" "$ab_tmp/$v/tree"
+		(cd "$ab_tmp/$v/tree" && private_install "$ab_tmp/$v/pg" >/dev/null)
+		eval "ab_bindir_$v=\$ab_tmp/\$v/pg/usr/lib/postgresql/\$PG_MAJOR/bin"
+	done
+}
+
+ab_use() {
+	local v=$1 node=${2:-data}
+	eval "PG_BINDIR=\$ab_bindir_$v"
+	PGHOST=$ab_tmp/$v/$node
+	PGPORT=$(cat "$ab_tmp/$v/$node.port")
+	export PG_BINDIR PGHOST PGPORT PGUSER=postgres PGDATABASE=postgres
+}
+
+ab_start() {
+	local v=$1 node=${2:-data}
+	shift $(($# < 2 ? $# : 2))
+	eval "PG_BINDIR=\$ab_bindir_$v"
+	cluster_start "$ab_tmp/$v/$node" "" "$@" >/dev/null
+	echo "$PGPORT" >"$ab_tmp/$v/$node.port"
+}
+
+# ab_standby VARIANT NODE: a streaming standby of VARIANT's cluster "data"
+# on loopback, made by pg_basebackup, started, and caught up
+ab_standby() {
+	local v=$1 node=$2 dir try port
+	dir=$ab_tmp/$v/$node
+	ab_use "$v"
+	mkdir -p "$dir"
+	[ "$(id -u)" = 0 ] && chown postgres: "$dir"
+	chmod 700 "$dir"
+	# (it warns of the server's socket in the data directory, which it skips)
+	as_owner "$PG_BINDIR/pg_basebackup" -h "$PGHOST" -p "$PGPORT" -U postgres \
+		-D "$dir" -R -X stream -c fast >"$dir.basebackup.log" 2>&1 ||
+		{ cat "$dir.basebackup.log" >&2; return 1; }
+	echo "unix_socket_directories = '$dir'" >>"$dir/postgresql.conf"
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		port=$((20000 + RANDOM % 10000))
+		port_free "$port" || continue
+		echo "port = $port" >>"$dir/postgresql.conf"
+		if as_owner "$PG_BINDIR/pg_ctl" -D "$dir" -l "$dir/server.log" -w start >/dev/null 2>&1; then
+			echo "$port" >"$dir.port"
+			break
+		fi
+	done
+	[ -f "$dir.port" ] || { cat "$dir/server.log" >&2; cluster_die "the standby $node did not start."; return 1; }
+	# streaming, and caught up with the primary
+	for try in $(seq 1 300); do
+		[ "$("$PG_BINDIR/psql" -X -At -d postgres -c "SELECT count(*) FROM pg_stat_replication
+			WHERE state = 'streaming' AND write_lsn >= pg_current_wal_lsn()")" = 1 ] && return 0
+		sleep 0.1
+	done
+	cluster_die "the standby $node did not catch up in 30 s."
+}
+
+# ab_stop VARIANT [NODE]: stop that cluster
+ab_stop() {
+	eval "PG_BINDIR=\$ab_bindir_$1"
+	cluster_stop "$ab_tmp/$1/${2:-data}"
+}
+
+ab_cleanup() {
+	local f v node
+	[ -n "$ab_tmp" ] && [ -d "$ab_tmp" ] || return 0
+	for f in "$ab_tmp"/*/*.port; do
+		[ -e "$f" ] || continue
+		v=$(basename "$(dirname "$f")")
+		node=$(basename "$f" .port)
+		ab_stop "$v" "$node"
+	done
+	rm -rf "$ab_tmp"
+}
