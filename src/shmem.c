@@ -803,6 +803,7 @@ shardid_slot_lower(Oid seqid, int64 field)
 			guard_slot_set_fence(slot, Min(slot->fence, target),
 								 slot->fence - slot->fence_early);
 			slot->written = Min(slot->written, target);
+			slot->writing = Min(slot->writing, target);
 			slot->seq_hi = Min(slot->seq_hi, target + 1);
 		}
 		SpinLockRelease(&slot->mutex);

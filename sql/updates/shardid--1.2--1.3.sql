@@ -52,6 +52,7 @@ ALTER TABLE shardid_partition_log
 			   AND pg_catalog.date_trunc('milliseconds', epoch OPERATOR(pg_catalog.-) '2000-01-01 00:00:00+00'::pg_catalog.timestamptz)
 				   OPERATOR(pg_catalog.=) (epoch OPERATOR(pg_catalog.-) '2000-01-01 00:00:00+00'::pg_catalog.timestamptz)
 			   AND epoch OPERATOR(pg_catalog.<=) '294242-02-28 04:06:12.224+00'::pg_catalog.timestamptz
+			   AND pg_catalog.isfinite(ran_at)
 			   AND epoch OPERATOR(pg_catalog.<=) ran_at
 			   AND (ran_at OPERATOR(pg_catalog.-) epoch) OPERATOR(pg_catalog.<) '1099511627775 milliseconds'::pg_catalog.interval) NOT VALID,
 	ADD CONSTRAINT shardid_partition_log_step CHECK (step OPERATOR(pg_catalog.>) '0'::pg_catalog.interval) NOT VALID,
