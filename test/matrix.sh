@@ -36,6 +36,7 @@
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
+#                            [--run-args ARGS]
 #   --versions LIST  the major versions to run (default: "15 17 18")
 #   --cache DIR      where the roots and the .deb cache are kept (default:
 #                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
@@ -47,6 +48,8 @@
 #   --jobs N         versions (and the package round) at once (default:
 #                    all)
 #   --long V         the long tier on version V (PG_TEST_EXTRA="shardid_load shardid_ha")
+#   --run-args ARGS  more arguments for each version's test/run.sh, as
+#                    --run-args "--tap test/t/074_sequence_fence.pl"
 #
 # Run as root.  Prints each version's result and seconds and closes with
 # "matrix: N passed, N failed", the sums of the versions' test counts (the
@@ -60,6 +63,7 @@ versions="15 17 18"
 package=0
 jobs=0
 long=""
+run_args=""
 while [ $# -gt 0 ]; do
 	case $1 in
 		--versions) versions=$2; shift 2 ;;
@@ -68,7 +72,8 @@ while [ $# -gt 0 ]; do
 		--package) package=1; shift ;;
 		--jobs) jobs=$2; shift 2 ;;
 		--long) long=$2; shift 2 ;;
-		*) sed -n '/^# Usage/,/^# *--long/p' "$0" >&2; exit 2 ;;
+		--run-args) run_args=$2; shift 2 ;;
+		*) sed -n '/^# Usage/,/^# *--run-args/p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "test/matrix.sh: run as root (it makes roots and mounts)" >&2; exit 2; }
@@ -120,6 +125,7 @@ leg() {
 		SHARDID_TAP_JOBS=$((tap_jobs + (v == long)))) # the long tier's one more
 	where="$(root_suite "$v") root"
 	[ "$v" = "$first" ] || args=" --skip-common"
+	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
 		tier="PG_TEST_EXTRA=\"shardid_load shardid_ha\" "
 		env+=("PG_TEST_EXTRA=shardid_load shardid_ha")

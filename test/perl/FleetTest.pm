@@ -24,6 +24,10 @@ our @EXPORT = qw(fleet_node fleet_servers fleet_setup fleet_provision connstr to
 my $tree = abs_path(dirname(__FILE__) . '/../..');
 our $tool = "$tree/tools/shardid-fleet";
 our $examples = "$tree/tools/examples";
+# no run of the tool in a test takes this long: one that does is killed
+# and fails, so that a stuck wait (a sync that never ends) fails the test
+# instead of hanging it
+our $tool_timeout = 600;
 our $nshards = 64;      # logical shards in use: posts_user_shard() is user_id % 64
 
 # A data server or router: shardid preloaded, logical replication on.
@@ -114,7 +118,15 @@ sub tool
 	my $env = ref $_[0] eq 'HASH' ? shift : {};
 	my ($stdout, $stderr) = ('', '');
 	local %ENV = (%ENV, %$env);
-	my $ok = IPC::Run::run([ $tool, @_ ], '>', \$stdout, '2>', \$stderr);
+	my $ok = eval {
+		IPC::Run::run([ $tool, @_ ], '>', \$stdout, '2>', \$stderr,
+			IPC::Run::timeout($tool_timeout));
+	};
+	if ($@)
+	{
+		$stderr .= "\n(killed: shardid-fleet $_[0] did not end within $tool_timeout s: $@)";
+		$ok = 0;
+	}
 	note "shardid-fleet @{[ $_[0] ]}:\n$stdout$stderr";
 	return ($ok, $stdout, $stderr);
 }
@@ -125,7 +137,8 @@ sub tool_start
 	my ($env, @args) = @_;
 	my ($stdout, $stderr) = ('', '');
 	local %ENV = (%ENV, %$env);
-	my $h = IPC::Run::start([ $tool, @args ], '>', \$stdout, '2>', \$stderr);
+	my $h = IPC::Run::start([ $tool, @args ], '>', \$stdout, '2>', \$stderr,
+		IPC::Run::timeout($tool_timeout));
 	return { h => $h, out => \$stdout, err => \$stderr, args => \@args };
 }
 
@@ -134,9 +147,19 @@ sub tool_start
 sub tool_finish
 {
 	my ($t) = @_;
-	$t->{h}->finish;
-	my $full = $t->{h}->full_result(0);
-	my $status = ($full & 127) ? -($full & 127) : ($full >> 8);
+	my $status;
+	if (eval { $t->{h}->finish; 1 })
+	{
+		my $full = $t->{h}->full_result(0);
+		$status = ($full & 127) ? -($full & 127) : ($full >> 8);
+	}
+	else
+	{
+		my $why = $@;
+		$t->{h}->kill_kill;
+		${ $t->{err} } .= "\n(killed: shardid-fleet $t->{args}[0] did not end within $tool_timeout s: $why)";
+		$status = -9;
+	}
 	note "shardid-fleet $t->{args}[0] (exit $status):\n${ $t->{out} }${ $t->{err} }";
 	return ($status, ${ $t->{out} }, ${ $t->{err} });
 }

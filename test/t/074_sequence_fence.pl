@@ -64,7 +64,9 @@
 #      EXTENSION, hand 20,000 IDs of each sequence to the client (COPY TO
 #      STDOUT, into a file, then into a table on the other server) and roll
 #      back; kill -9 after every 11th, and a start with the clock 2.5 s
-#      behind the last ID the client got.  No ID reaches the client twice,
+#      behind the last ID the client got (the transactions 0.25 s apart,
+#      so that the clock catches up within a round: the first ones are
+#      refused, the later ones issue).  No ID reaches the client twice,
 #      each crash's IDs come after the ones before, and the extension is
 #      gone.
 #   7. Logical replication as failover: B subscribes to A's tables and
@@ -710,7 +712,7 @@ if (part('6'))
 			$script .= "COPY (SELECT '$_->{variant}', $round, shardid_next($_->{shard}, '$_->{seq}')"
 			  . " FROM generate_series(1, 20000)) TO STDOUT;\n"
 			  for @f;
-			$script .= "ROLLBACK;\nDO \$\$ BEGIN PERFORM pg_sleep(0.1); END \$\$;\n";
+			$script .= "ROLLBACK;\nDO \$\$ BEGIN PERFORM pg_sleep(0.25); END \$\$;\n";
 		}
 		my ($in, $out_file, $err_file) = ($script, "$tmp/p6-$round.out", "$tmp/p6-$round.err");
 		my $ran = eval {
