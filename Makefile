@@ -65,12 +65,19 @@ shardid--1.3.sql: $(srcdir)/sql/probe.sql $(SQL_SOURCES) $(srcdir)/sql/finish.sq
 
 # The update script of the current version: its hand-written part
 # (sql/updates/), where the line "--@ sources" becomes the probe and every
-# function, procedure and view as CREATE OR REPLACE.
-shardid--1.2--1.3.sql: $(srcdir)/sql/updates/shardid--1.2--1.3.sql $(srcdir)/sql/probe.sql $(SQL_REPLACEABLE)
-	{ sed -n '1,/^--@ sources$$/p' $< | sed '$$d'; \
+# function, procedure and view as CREATE OR REPLACE, and a line
+# "--@ include KIND/FILE.sql" becomes that file of sql/ (a step that a
+# fresh install and the update both run, kept once).
+INCLUDE_SQL = awk -v dir=$(srcdir)/sql '/^--@ include / { f = dir "/" $$3; \
+	if ((getline l < f) <= 0) { print "no file " f > "/dev/stderr"; exit 1 } \
+	do print l; while ((getline l < f) > 0); close(f); next } { print }'
+shardid--1.2--1.3.sql: $(srcdir)/sql/updates/shardid--1.2--1.3.sql $(srcdir)/sql/probe.sql $(SQL_SOURCES)
+	$(INCLUDE_SQL) $< >$@.tmp
+	{ sed -n '1,/^--@ sources$$/p' $@.tmp | sed '$$d'; \
 	  $(JOIN_SQL) $(srcdir)/sql/probe.sql $(SQL_REPLACEABLE) | \
 		sed -E 's/^CREATE (FUNCTION|PROCEDURE|VIEW) /CREATE OR REPLACE \1 /'; \
-	  sed -n '/^--@ sources$$/,$$p' $< | sed '1d'; } >$@
+	  sed -n '/^--@ sources$$/,$$p' $@.tmp | sed '1d'; } >$@
+	rm -f $@.tmp
 
 # PGXS does not track headers: rebuild every object when one changes.
 $(OBJS): $(wildcard $(srcdir)/src/*.h)
