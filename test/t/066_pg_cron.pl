@@ -250,13 +250,16 @@ is($run->[0], 'succeeded|CALL', 'the recipe\'s first run succeeds');
 is( status($bgw),
 	"shard_0001.posts|8|t|ok\nshard_0002.posts|8|t|ok",
 	'it made today\'s partition and 7 more of each table');
+
+# Another session holds the first table's lock across the next minute:
+# taken at once, well before the next minute's run starts (the other
+# server's first run, which comes at that minute too, is waited for
+# after it).
+my $holder = $bgw->background_psql('app');
+$holder->query_safe('BEGIN; LOCK TABLE ONLY shard_0001.posts IN SHARE UPDATE EXCLUSIVE MODE;');
 my $stale = runs($sock, 1, 1);
 is($stale->[-1], 'failed|connection failed',
 	'the job from before cron.host was set fails: connection failed');
-
-# Another session holds the first table's lock across the next minute.
-my $holder = $bgw->background_psql('app');
-$holder->query_safe('BEGIN; LOCK TABLE ONLY shard_0001.posts IN SHARE UPDATE EXCLUSIVE MODE;');
 my $rescheduled = $sock->safe_psql('app', local_text($sock, $block{reschedule}));
 is( (split /\n/, $rescheduled)[-1],
 	'shardid-partitions|' . $sock->host,
