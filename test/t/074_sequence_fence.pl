@@ -56,8 +56,9 @@
 #      the application's inserts (refused), then post-data, which must
 #      succeed: the primary key is buildable.  And pg_restore -j 2 while
 #      the application inserts: its inserts start once the restore has set
-#      the sequence (before that, the table is one restored without its
-#      sequence, which no design covers) and queue behind the table's COPY,
+#      the sequence and the column's DEFAULT (before that, the table is one
+#      restored without its sequence, which no design covers) and queue
+#      behind the table's COPY,
 #      ahead of the primary key; pg_restore must succeed.
 #   6. IDs that left a rolled-back CREATE EXTENSION: 33 transactions (the
 #      issue ran 55; two crashes show what five do) each run CREATE
@@ -857,7 +858,11 @@ if (part('5'))
 		$r->{h} = IPC::Run::start([ 'pg_restore', '-j', '2', '-d', $two->connstr('p5par'), $f->{dump} ],
 			'>', \$r->{out}, '2>', \$r->{err}, IPC::Run::timeout(90));
 	}
-	# each application session starts once the restore has set its sequence
+	# each application session starts once the restore has set its
+	# sequence and its table has the DEFAULT (pg_restore -j runs the
+	# sequence's SEQUENCE SET as soon as the sequence exists, which may be
+	# before the table, or the ALTER TABLE that sets its DEFAULT, is
+	# restored)
 	my %app;
 	my $deadline = Time::HiRes::time() + 60;
 	while (keys %app < @par && Time::HiRes::time() < $deadline)
@@ -865,8 +870,10 @@ if (part('5'))
 		for my $f (grep { !$app{ $_->{label} } } @par)
 		{
 			next unless $two->safe_psql('p5par', qq{
-SELECT CASE WHEN to_regclass('$f->{seq}') IS NULL THEN false
-            ELSE pg_sequence_last_value(to_regclass('$f->{seq}')) IS NOT NULL END});
+SELECT pg_sequence_last_value(to_regclass('$f->{seq}')) IS NOT NULL
+   AND EXISTS (SELECT 1 FROM pg_attrdef AS d
+                 JOIN pg_attribute AS a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+                WHERE d.adrelid = to_regclass('$f->{table}') AND a.attname = 'id')}) eq 't';
 			$app{ $f->{label} } = start_sql($two, 'p5par', "app $f->{label}",
 				take($f, 'after', 150000, default => 1));
 		}
