@@ -359,17 +359,27 @@ member_read(Oid relid)
 	return called ? value : -1;
 }
 
-/* Store value in sequence relid, as its owner; not yet flushed. */
+/*
+ * Set sequence relid to value, as its owner (setval(relid, value,
+ * is_called)); not yet flushed.
+ */
 static void
-seq_write(Oid relid, int64 value)
+seq_set(Oid relid, int64 value, bool is_called)
 {
 	Oid			save_userid;
 	int			save_sec_context;
 
 	(void) become_owner(relid, &save_userid, &save_sec_context);
-	(void) DirectFunctionCall2(setval_oid, ObjectIdGetDatum(relid),
-							   Int64GetDatum(value));
+	(void) DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(relid),
+							   Int64GetDatum(value), BoolGetDatum(is_called));
 	SetUserIdAndSecContext(save_userid, save_sec_context);
+}
+
+/* Store value in sequence relid, as its owner; not yet flushed. */
+static void
+seq_write(Oid relid, int64 value)
+{
+	seq_set(relid, value, true);
 }
 
 /*
@@ -382,14 +392,7 @@ seq_write(Oid relid, int64 value)
 static void
 seq_write_fence(Oid seqid, int64 f)
 {
-	Oid			save_userid;
-	int			save_sec_context;
-
-	(void) become_owner(seqid, &save_userid, &save_sec_context);
-	(void) DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(seqid),
-							   Int64GetDatum((f + 1) << SHARDID_SEQ_BITS),
-							   BoolGetDatum(false));
-	SetUserIdAndSecContext(save_userid, save_sec_context);
+	seq_set(seqid, (f + 1) << SHARDID_SEQ_BITS, false);
 }
 
 /*
