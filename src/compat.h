@@ -71,8 +71,12 @@
 #if PG_VERSION_NUM >= 160000
 #define shardid_rel_ownercheck(relid, role) \
 	object_ownercheck(RelationRelationId, (relid), (role))
+#define shardid_extension_ownercheck(extoid, role) \
+	object_ownercheck(ExtensionRelationId, (extoid), (role))
 #else
 #define shardid_rel_ownercheck(relid, role)	pg_class_ownercheck((relid), (role))
+#define shardid_extension_ownercheck(extoid, role) \
+	pg_extension_ownercheck((extoid), (role))
 #endif
 
 /*

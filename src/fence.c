@@ -80,11 +80,15 @@
 #include "access/xlog.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_attrdef.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_sequence.h"
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
+#include "commands/sequence.h"
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -100,6 +104,7 @@
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "utils/wait_event.h"
@@ -137,12 +142,18 @@ static bool reload_at_xact_end = false;
 /*
  * Sequences whose fence this transaction wrote while they were new in it
  * (created, or given a new file): a rollback takes the value back, so
- * their slots must write again.  A few; more only make more slots write.
+ * their slots must write again.  Every one of them, in the transaction's
+ * memory: a rollback makes these slots write again and no other, however
+ * many sequences a transaction makes (a bounded list that forgot every
+ * slot's fence when it overflowed let any role make every other role's
+ * sequences write at each call).
  */
-#define XACT_SEQS_MAX 16
-static Oid	xact_seqs[XACT_SEQS_MAX];
+static Oid *xact_seqs = NULL;
 static int	xact_nseqs = 0;
-static bool xact_seqs_overflow = false;
+static int	xact_seqs_size = 0;
+
+/* Own fences (below) are kept for at most this many sequences. */
+#define XACT_SEQS_MAX 16
 
 /* ----------------------------------------------------------------
  * Where the database's fence is kept
@@ -402,6 +413,19 @@ seq_write_fence(Oid seqid, int64 f)
  * its owner may setval it.  Returns how many blocks one backend's cached
  * values span, which a value may run ahead of the others'.
  */
+void
+shardid_fence_refuse_unlogged(Oid seqid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
+					get_rel_name(seqid)),
+			 errdetail("Sequence \"%s\" is unlogged: a crash resets it to its start, a standby and pg_dump --no-unlogged-table-data do not carry its value, and shardid_next keeps each sequence's fence in its value.",
+					   get_rel_name(seqid)),
+			 errhint("Make it logged: ALTER SEQUENCE %s SET LOGGED.",
+					 quote_identifier(get_rel_name(seqid)))));
+}
+
 static int64
 seq_check(Oid seqid, int64 value)
 {
@@ -419,6 +443,8 @@ seq_check(Oid seqid, int64 value)
 				 errmsg("sequence with OID %u does not exist", seqid)));
 	seq = (Form_pg_sequence) GETSTRUCT(tuple);
 	increment = seq->seqincrement;
+	if (get_rel_persistence(seqid) == RELPERSISTENCE_UNLOGGED)
+		shardid_fence_refuse_unlogged(seqid);
 	max = seq->seqmax;
 	cache = seq->seqcache;
 	ReleaseSysCache(tuple);
@@ -508,9 +534,7 @@ sync_standbys_defined(void)
  * WAL senders keep.  Flushed, whatever this session's synchronous_commit:
  * a fence needs to survive a failover, not to be visible there, and a
  * role that asked for remote_apply, while a query of hers holds up the
- * standby's replay, would otherwise make the write as slow as she likes,
- * and the next fences of the database that far ahead (they cover the
- * write's lag).
+ * standby's replay, would otherwise make the write as slow as she likes.
  */
 static bool
 sync_standbys_have(XLogRecPtr lsn)
@@ -555,15 +579,67 @@ standbys_received(XLogRecPtr lsn)
 }
 
 /*
+ * Is a streaming standby known to be stalled: one that did not receive a
+ * fence record within shardid.standby_wait, and has not received it since?
+ * Such a standby is not waited for again until it has caught up, so that
+ * a stall costs the primary one wait, not one per fence write.
+ */
+static bool
+standby_stalled(void)
+{
+	XLogRecPtr	behind;
+
+	if (!shardid_shared)
+		return false;
+	behind = (XLogRecPtr) pg_atomic_read_u64(&shardid_shared->standby_behind);
+	if (behind == InvalidXLogRecPtr)
+		return false;
+	if (!standbys_received(behind))
+		return true;
+	/* caught up: wait for it again */
+	(void) pg_atomic_compare_exchange_u64(&shardid_shared->standby_behind,
+										  (uint64 *) &behind, 0);
+	ereport(LOG,
+			(errmsg("every connected streaming standby has received shardid's fences again"),
+			 errdetail("Fence writes wait for the standbys again, for at most shardid.standby_wait.")));
+	return false;
+}
+
+/*
+ * A standby did not receive lsn within shardid.standby_wait: say so once.
+ * True for the one wait that began the stall (the others that waited with
+ * it count it no more).
+ */
+static bool
+standby_stall_begins(XLogRecPtr lsn)
+{
+	uint64		expected = 0;
+
+	if (!shardid_shared)
+		return true;
+	if (!pg_atomic_compare_exchange_u64(&shardid_shared->standby_behind,
+										&expected, (uint64) lsn))
+		return false;
+	ereport(LOG,
+			(errmsg("a streaming standby did not receive shardid's fence within shardid.standby_wait (%d ms)",
+					shardid_standby_wait),
+			 errdetail("Fences are used without waiting for the standbys until every connected standby has received WAL up to %X/%X; a failover to it meanwhile may repeat IDs.",
+					   LSN_FORMAT_ARGS(lsn))));
+	return true;
+}
+
+/*
  * Flush this backend's WAL up to lsn and wait for the standbys: until the
  * synchronous ones have flushed it, whatever this session's
  * synchronous_commit says, and
  * until every other connected streaming standby has received it, for at
- * most shardid.standby_wait.  Polls rather than queues as a commit does:
- * a fence write is rare, and a cancel, statement_timeout or the
+ * most shardid.standby_wait, unless one is known to be stalled (then not
+ * at all, until it has caught up).  Polls rather than queues as a commit
+ * does: a fence write is rare, and a cancel, statement_timeout or the
  * postmaster's death must end this wait (57014), with nothing published
- * past what the synchronous standbys hold.  Returns false if it stopped
- * waiting for a standby at shardid.standby_wait.
+ * past what the synchronous standbys hold.  Returns false if a standby
+ * stopped this wait at shardid.standby_wait, and this wait began the
+ * stall: once per stall.
  */
 static bool
 fence_flush(XLogRecPtr lsn)
@@ -576,6 +652,8 @@ fence_flush(XLogRecPtr lsn)
 
 	if (shardid_standby_wait <= 0 || max_wal_senders == 0 || standbys_received(lsn))
 		return true;
+	if (standby_stalled())
+		return true;
 	until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), shardid_standby_wait);
 	for (int i = 0;; i++)
 	{
@@ -584,7 +662,7 @@ fence_flush(XLogRecPtr lsn)
 		if (standbys_received(lsn))
 			return true;
 		if (GetCurrentTimestamp() >= until)
-			return false;
+			return !standby_stall_begins(lsn);
 	}
 }
 
@@ -676,20 +754,8 @@ db_fence_store(Oid relid, int64 value, int64 reach)
 	return value;
 }
 
-/* How long the database's last fence write took. */
-static int64
-db_lag(GuardDb *db)
-{
-	int64		lag;
-
-	SpinLockAcquire(&db->mutex);
-	lag = db->write_lag_ms;
-	SpinLockRelease(&db->mutex);
-	return lag;
-}
-
 /*
- * Before a write with this reach (and lag): remember it, so
+ * Before a write with this reach: remember it, so
  * that a start at a value it leaves behind, even if its wait is cancelled,
  * is judged by it.
  */
@@ -783,11 +849,10 @@ db_fence_read_back(GuardDb *db, Oid relid, int64 disk, bool transactional,
 	*timed_out = false;
 	if (Max(known, published) > disk)
 	{
-		int64		lag = db_lag(db);
-		int64		value = Max(known + shardid_fence_lead + lag, published);
+		int64		value = Max(known + shardid_fence_lead, published);
 
 		fence = db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS),
-							   shardid_fence_reach + lag);
+							   shardid_fence_reach);
 		*wrote = true;
 	}
 	else if (!transactional && disk >= 0)
@@ -891,13 +956,12 @@ typedef enum DbCover
  * sequence first.
  */
 static DbCover
-db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
-			   int64 *publish, int64 *limit)
+db_fence_cover(GuardDb *db, int64 seq_fence, bool required, bool wait,
+			   Oid *relid, int64 *publish, int64 *limit)
 {
 	int64		published;
 	int64		disk;
 	int64		value;
-	int64		lag;
 
 	*relid = InvalidOid;
 	*publish = -1;
@@ -912,7 +976,7 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
 	/* early writers skip the lock while another write is under way */
 	if (!required && pg_atomic_read_u32(&db->writing) != 0)
 		return DB_COVERED;
-	*relid = db_fence_lock(false);
+	*relid = db_fence_lock(wait);
 	if (!OidIsValid(*relid))
 	{
 		if (!OidIsValid(fence_relid()))
@@ -951,7 +1015,6 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
 		}
 	}
 
-	lag = db_lag(db);
 	value = Min(seq_fence + shardid_fence_refresh, SHARDID_MAX_TIME_MS);
 	if (is_transactional(*relid))
 	{
@@ -961,11 +1024,11 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, Oid *relid,
 		 * as a rollback takes it back.  Other backends keep to the fence
 		 * they know.
 		 */
-		(void) db_fence_store(*relid, value, shardid_fence_reach + lag);
+		(void) db_fence_store(*relid, value, shardid_fence_reach);
 		return DB_MINE;
 	}
 	pg_atomic_write_u32(&db->writing, 1);
-	*publish = db_fence_store(*relid, value, shardid_fence_reach + lag);
+	*publish = db_fence_store(*relid, value, shardid_fence_reach);
 	*limit = *publish;
 	return DB_COVERED;
 }
@@ -1031,10 +1094,18 @@ remember_xact_seq(Oid seqid)
 	for (i = 0; i < xact_nseqs; i++)
 		if (xact_seqs[i] == seqid)
 			return;
-	if (xact_nseqs < XACT_SEQS_MAX)
-		xact_seqs[xact_nseqs++] = seqid;
-	else
-		xact_seqs_overflow = true;
+	if (xact_nseqs == xact_seqs_size)
+	{
+		int			size = Max(16, 2 * xact_seqs_size);
+		Oid		   *seqs = MemoryContextAlloc(TopTransactionContext,
+											  size * sizeof(Oid));
+
+		if (xact_nseqs > 0)
+			memcpy(seqs, xact_seqs, xact_nseqs * sizeof(Oid));
+		xact_seqs = seqs;
+		xact_seqs_size = size;
+	}
+	xact_seqs[xact_nseqs++] = seqid;
 }
 
 /* Let go of an early write that will not happen. */
@@ -1094,9 +1165,9 @@ typedef struct SeqWrite
 } SeqWrite;
 
 /*
- * Write the sequence's new fence, the lead past the ID (or the clock) and
- * as far again as the last write took, and past every value of it seen,
- * so that the value only goes forward.  Always a record of this
+ * Write the sequence's new fence, the lead past the ID (or the clock),
+ * never further however long a write takes, and past every value of it
+ * seen, so that the value only goes forward.  Always a record of this
  * backend's own, after every record the value depends on, so that one
  * flush of it makes the fence durable.  The sequence's lock is held.
  */
@@ -1122,12 +1193,12 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 	w.moved_fence = value_fence;
 	w.moved_block = value >> SHARDID_SEQ_BITS;
 
-	w.clock_fence = Min(Max(field, now_field) + shardid_fence_lead + db_lag(db),
+	w.clock_fence = Min(Max(field, now_field) + shardid_fence_lead,
 						SHARDID_MAX_TIME_MS);
 	target = Min(Max(w.clock_fence, Max(value_fence + 1, seq_hi)),
 				 SHARDID_MAX_TIME_MS);
 	w.hi_cached = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
-	db_reach_written(db, shardid_fence_reach + db_lag(db));
+	db_reach_written(db, shardid_fence_reach);
 
 	/*
 	 * From the setval on, the sequence's other callers may take values of
@@ -1224,6 +1295,34 @@ pending_write_off(void)
 	pending.db = NULL;
 }
 
+/*
+ * Make the database's fence cover seq_fence, waiting for its lock with no
+ * other lock held; written, flushed and published, or nothing to do (the
+ * database's fence went away meanwhile, or already covers it).
+ */
+static void
+db_cover_alone(GuardDb *db, int64 seq_fence)
+{
+	Oid			relid;
+	int64		publish;
+	int64		limit;
+	bool		timed_out = false;
+	TimestampTz started = GetCurrentTimestamp();
+	DbCover		cover = db_fence_cover(db, seq_fence, true, true,
+									   &relid, &publish, &limit);
+
+	if (cover == DB_COVERED && OidIsValid(relid) && publish >= 0)
+	{
+		pending.db = db;
+		timed_out = !fence_flush(XactLastRecEnd);
+		shardid_require_postmaster();
+	}
+	db_fence_publish(db, cover, relid, publish);
+	pending.db = NULL;
+	if (OidIsValid(relid) && publish >= 0)
+		db_wrote(db, (GetCurrentTimestamp() - started) / 1000, true, true, timed_out);
+}
+
 void
 shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 						  int64 epoch, bool required)
@@ -1258,24 +1357,27 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		 * every sequence's, and its IDs stop at it (db_limit): a role that
 		 * sets its own sequence far ahead stops only that sequence.
 		 */
-		cover = db_fence_cover(db, w.clock_fence, required, &db_relid, &db_publish, &db_limit);
+		cover = db_fence_cover(db, w.clock_fence, required, false,
+							   &db_relid, &db_publish, &db_limit);
 		if (cover == DB_COVERED && OidIsValid(db_relid) && db_publish >= 0)
 			pending.db = db;
 		if (cover != DB_BUSY)
 			break;
 
 		/*
-		 * Wait for the database fence's lock with no other lock held, and
-		 * then begin again.  What was written stays written: the value
-		 * only went forward.
+		 * With no other lock held, wait for the database fence's lock and
+		 * cover the database first, then begin again: the sequence's
+		 * write then finds its part covered and needs no database lock.
+		 * Each turn moves the database's fence to cover this write, so
+		 * the loop ends.  What was written stays written: the value only
+		 * went forward.
 		 */
 		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
-		db_relid = db_fence_lock(true);
-		if (OidIsValid(db_relid))
-			db_fence_unlock(db_relid);
+		db_cover_alone(db, w.clock_fence);
 	}
 
 	timed_out = !fence_flush(XactLastRecEnd);
+	shardid_require_postmaster();
 	db_fence_publish(db, cover, db_relid, db_publish);
 	if (cover == DB_MINE)
 	{
@@ -1311,15 +1413,16 @@ shardid_fence_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			pending_write_off();
 			/* the values of sequences new in this transaction went with it */
-			if (shardid_shared && (xact_nseqs > 0 || xact_seqs_overflow))
-				shardid_slots_forget_fence(xact_seqs_overflow ? NULL : xact_seqs,
-										   xact_nseqs);
+			if (shardid_shared && xact_nseqs > 0)
+				shardid_slots_forget_fence(xact_seqs, xact_nseqs);
 			/* FALLTHROUGH */
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
+			/* the list was in the transaction's memory */
+			xact_seqs = NULL;
 			xact_nseqs = 0;
-			xact_seqs_overflow = false;
+			xact_seqs_size = 0;
 			own_nfences = 0;
 			if (reload_at_xact_end)
 			{
@@ -1345,8 +1448,8 @@ shardid_fence_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		return;
 	pending_write_off();
 	own_nfences = 0;
-	if (shardid_shared && (xact_nseqs > 0 || xact_seqs_overflow))
-		shardid_slots_forget_fence(xact_seqs_overflow ? NULL : xact_seqs, xact_nseqs);
+	if (shardid_shared && xact_nseqs > 0)
+		shardid_slots_forget_fence(xact_seqs, xact_nseqs);
 	if (reload_at_xact_end)
 		request_reload();
 }
@@ -1382,11 +1485,10 @@ shardid_fence_reload_all(void)
 
 		if (db_is_mine(db) && Max(known, published) >= 0)
 		{
-			int64		lag = db_lag(db);
-			int64		value = Max(known + shardid_fence_lead + lag, published);
+			int64		value = Max(known + shardid_fence_lead, published);
 
 			if (db_fence_store(relid, Min(value, SHARDID_MAX_TIME_MS),
-							   shardid_fence_reach + lag) >= 0)
+							   shardid_fence_reach) >= 0)
 				(void) fence_flush(XactLastRecEnd);
 		}
 		db_fence_unlock(relid);
@@ -1523,4 +1625,212 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 			(errmsg("durable fence of sequence \"%s\" lowered from time field %lld to %lld",
 					get_rel_name(seqid), (long long) old, (long long) target)));
 	return target;
+}
+
+/* ----------------------------------------------------------------
+ * Before the extension may be dropped
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The objects of class classid that depend on (refclassid, refobjid) with
+ * deptype (0: any), from pg_depend alone.
+ */
+static List *
+dependents_of(Oid refclassid, Oid refobjid, Oid classid, char deptype)
+{
+	Relation	rel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	List	   *result = NIL;
+
+	ScanKeyInit(&key[0], Anum_pg_depend_refclassid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(refclassid));
+	ScanKeyInit(&key[1], Anum_pg_depend_refobjid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(refobjid));
+	scan = systable_beginscan(rel, DependReferenceIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
+
+		if (dep->classid == classid && (deptype == 0 || dep->deptype == deptype))
+			result = list_append_unique_oid(result, dep->objid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return result;
+}
+
+/* The sequences that the column default attrdef names, from pg_depend. */
+static List *
+sequences_of_default(Oid attrdef, List *seqs)
+{
+	Relation	rel = table_open(DependRelationId, AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(AttrDefaultRelationId));
+	ScanKeyInit(&key[1], Anum_pg_depend_objid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(attrdef));
+	scan = systable_beginscan(rel, DependDependerIndexId, true, NULL, 2, key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
+
+		if (dep->refclassid == RelationRelationId && dep->refobjsubid == 0 &&
+			get_rel_relkind(dep->refobjid) == RELKIND_SEQUENCE)
+			seqs = list_append_unique_oid(seqs, dep->refobjid);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return seqs;
+}
+
+/*
+ * Every sequence that a column default calling extension extoid's
+ * shardid_next names: the functions are the extension's members, found
+ * through pg_depend, never by name in a schema.
+ */
+static List *
+default_fed_sequences(Oid extoid)
+{
+	List	   *seqs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, dependents_of(ExtensionRelationId, extoid,
+							  ProcedureRelationId, DEPENDENCY_EXTENSION))
+	{
+		Oid			funcid = lfirst_oid(lc);
+		char	   *name = get_func_name(funcid);
+		ListCell   *lc2;
+
+		if (name == NULL || strcmp(name, "shardid_next") != 0)
+			continue;
+		foreach(lc2, dependents_of(ProcedureRelationId, funcid,
+								   AttrDefaultRelationId, 0))
+			seqs = sequences_of_default(lfirst_oid(lc2), seqs);
+	}
+	return seqs;
+}
+
+/*
+ * Take a fence writer's lock on seqid, waiting at most a second: a role
+ * that holds a lock on its own sequence delays a DROP by that much, then
+ * fails it, never longer.
+ */
+static void
+seq_lock_bounded(Oid seqid)
+{
+	for (int i = 0; !ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock); i++)
+	{
+		if (i >= 100)
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not lock sequence \"%s\" to write the durable fence of its IDs into it",
+							get_rel_name(seqid)),
+					 errdetail("Before extension shardid is dropped, every sequence it issued from, and every sequence a shardid_next default names, is given the database's fence, so that a new CREATE EXTENSION does not issue their IDs again."),
+					 errhint("Retry when the sequence's lock is free.")));
+		shardid_clock_pause(10 * 1000);
+	}
+}
+
+/*
+ * Write fence into sequence seqid unless its value already carries it, as
+ * the fence writes do: as its owner, forward only.  A sequence that cannot
+ * carry a fence is passed over with a warning (it was refused at its
+ * calls anyway).
+ */
+static void
+seq_carry(Oid seqid, int64 fence)
+{
+	HeapTuple	tuple;
+	Form_pg_sequence seq;
+	int64		value = (fence + 1) << SHARDID_SEQ_BITS;
+	bool		fits;
+	bool		called;
+	int64		stored;
+
+	seq_lock_bounded(seqid);
+	if (get_rel_relkind(seqid) != RELKIND_SEQUENCE)
+		return;					/* dropped meanwhile */
+	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqid));
+	if (!HeapTupleIsValid(tuple))
+		return;
+	seq = (Form_pg_sequence) GETSTRUCT(tuple);
+	fits = seq->seqincrement >= 1 && seq->seqincrement <= SHARDID_SEQ_PER_MS &&
+		seq->seqmax >= value;
+	ReleaseSysCache(tuple);
+	if (!fits || get_rel_persistence(seqid) != RELPERSISTENCE_PERMANENT ||
+		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_UPDATE) != ACLCHECK_OK)
+	{
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
+						get_rel_name(seqid)),
+				 errdetail("Its IDs are not held back after extension shardid is created again.")));
+		return;
+	}
+
+	/*
+	 * A value set with is_called false reads as none: take it with
+	 * nextval, as the owner (a value skipped, never an ID), so that the
+	 * write below can only go forward.
+	 */
+	stored = seq_read(seqid, &called);
+	if (!called)
+	{
+		Oid			save_userid;
+		int			save_sec_context;
+
+		(void) become_owner(seqid, &save_userid, &save_sec_context);
+		stored = nextval_internal(seqid, false);
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+	}
+	if (stored >= value)
+		return;
+	seq_write_fence(seqid, fence);
+	if (shardid_shared)
+		shardid_slot_wrote(seqid, fence);
+}
+
+void
+shardid_fence_before_drop(void)
+{
+	Oid			extoid = get_extension_oid("shardid", true);
+	Oid			relid;
+	int64		fence;
+	List	   *seqs;
+	ListCell   *lc;
+
+	/*
+	 * Only a role that may drop the extension: any other cannot, and must
+	 * not hold the fence's lock (which every fence writer of the database
+	 * may need) by running DROP SCHEMA or DROP OWNED in an open
+	 * transaction.
+	 */
+	if (!OidIsValid(extoid) || !shardid_extension_ownercheck(extoid, GetUserId()) ||
+		!OidIsValid(fence_relid()) || is_transactional(fence_relid()))
+		return;
+
+	/*
+	 * The fence's lock, to the end of the transaction: no fence of the
+	 * database moves past the one read here while the drop runs, so every
+	 * ID issued meanwhile is at or before it.
+	 */
+	relid = db_fence_lock(true);
+	if (!OidIsValid(relid))
+		return;
+	fence = member_read(relid);
+	if (fence < 0)
+		return;
+
+	seqs = default_fed_sequences(extoid);
+	if (shardid_shared)
+		seqs = list_concat_unique_oid(seqs, shardid_db_sequences());
+	foreach(lc, seqs)
+		seq_carry(lfirst_oid(lc), fence);
+	(void) fence_flush(XactLastRecEnd);
 }

@@ -129,4 +129,14 @@ extern SHARDID_INTERNAL int64 shardid_fence_lower_seq(Oid seqid, int64 field);
 /* The current database's fence as stored, or -1 (none, or no extension). */
 extern SHARDID_INTERNAL int64 shardid_fence_stored(void);
 
+/*
+ * Before a statement that may drop extension shardid: every sequence the
+ * server issued from in this database, and every sequence a shardid_next
+ * column default names, takes the database's fence into its value.
+ */
+extern SHARDID_INTERNAL void shardid_fence_before_drop(void);
+
+/* Refuse an unlogged sequence, which cannot carry a fence (55000). */
+extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_fence_refuse_unlogged(Oid seqid);
+
 #endif							/* SHARDID_FENCE_H */

@@ -64,6 +64,16 @@ shardid_report(ShardidStatus status, int64 unix_ms, int64 epoch_ms,
 }
 
 void
+shardid_report_orphaned(void)
+{
+	ereport(FATAL,
+			(errcode(ERRCODE_ADMIN_SHUTDOWN),
+			 errmsg("terminating connection because the postmaster died"),
+			 errdetail("shardid issues no ID and writes no fence once the server's postmaster is gone: what it wrote may not reach the standby that takes the server's place.")));
+	pg_unreachable();
+}
+
+void
 shardid_report_not_preloaded(void)
 {
 	ereport(ERROR,

@@ -10,6 +10,8 @@
 #ifndef SHARDID_REPORT_H
 #define SHARDID_REPORT_H
 
+#include "storage/pmsignal.h"
+
 #include "codec.h"
 #include "compat.h"
 
@@ -22,6 +24,19 @@ extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_report(ShardidStatus statu
 
 /* Raise the error for a function that needs the preloaded library. */
 extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_report_not_preloaded(void);
+
+/*
+ * The postmaster died: this backend issues no ID and publishes no fence
+ * again (its fences may not reach the standby that replaces the server).
+ */
+extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_report_orphaned(void);
+
+/* Raise shardid_report_orphaned's error if the postmaster died. */
+#define shardid_require_postmaster() \
+	do { \
+		if (unlikely(!PostmasterIsAlive())) \
+			shardid_report_orphaned(); \
+	} while (0)
 
 /* A Unix millisecond as text, in a fresh palloc'd string. */
 extern SHARDID_INTERNAL char *shardid_unix_ms_to_str(int64 unix_ms);

@@ -31,6 +31,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "storage/lmgr.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -68,6 +69,12 @@ PG_FUNCTION_INFO_V1(shardid_sequence_lower);
 static void checked_sequences_invalidate(Datum arg, Oid relid);
 static Datum shardid_next_epoch(FunctionCallInfo fcinfo);
 static void checked_sequences_xact(XactEvent event, void *arg);
+static void shardid_process_utility(PlannedStmt *pstmt, const char *queryString,
+									bool readOnlyTree, ProcessUtilityContext context,
+									ParamListInfo params, QueryEnvironment *queryEnv,
+									DestReceiver *dest, QueryCompletion *qc);
+
+static ProcessUtility_hook_type prev_process_utility_hook = NULL;
 
 void		_PG_init(void);
 
@@ -128,7 +135,7 @@ _PG_init(void)
 								"Sets the number of sequences whose last issued millisecond shardid tracks.",
 								NULL,
 								&shardid_max_sequences,
-								1024, 16, 1000000,
+								16384, 16, 1000000,
 								PGC_POSTMASTER, 0,
 								NULL, NULL, NULL);
 		DefineCustomIntVariable("shardid.max_databases",
@@ -154,11 +161,62 @@ _PG_init(void)
 	shardid_prev_emit_log_hook = emit_log_hook;
 	emit_log_hook = shardid_public_id_emit_log;
 
+	/* The statements that may drop the extension (see may_drop_shardid) */
+	prev_process_utility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = shardid_process_utility;
+
 	/* Callbacks: the fences' transactions, and the checked sequences */
 	RegisterXactCallback(shardid_fence_xact_callback, NULL);
 	RegisterSubXactCallback(shardid_fence_subxact_callback, NULL);
 	RegisterXactCallback(checked_sequences_xact, NULL);
 	CacheRegisterRelcacheCallback(checked_sequences_invalidate, (Datum) 0);
+}
+
+/*
+ * May this statement drop extension shardid?  DROP EXTENSION naming it,
+ * DROP SCHEMA (with CASCADE, its schema), DROP OWNED (its owner): before
+ * any of them, the sequences take the database's fence into their values
+ * (fence.c), whether or not the statement then drops the extension.
+ */
+static bool
+may_drop_shardid(Node *parsetree)
+{
+	if (IsA(parsetree, DropOwnedStmt))
+		return true;
+	if (IsA(parsetree, DropStmt))
+	{
+		DropStmt   *stmt = (DropStmt *) parsetree;
+		ListCell   *lc;
+
+		if (stmt->removeType == OBJECT_SCHEMA)
+			return stmt->behavior == DROP_CASCADE;
+		if (stmt->removeType != OBJECT_EXTENSION)
+			return false;
+		foreach(lc, stmt->objects)
+		{
+			Node	   *name = lfirst(lc);
+
+			if (IsA(name, String) && strcmp(strVal(name), "shardid") == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+static void
+shardid_process_utility(PlannedStmt *pstmt, const char *queryString,
+						bool readOnlyTree, ProcessUtilityContext context,
+						ParamListInfo params, QueryEnvironment *queryEnv,
+						DestReceiver *dest, QueryCompletion *qc)
+{
+	if (may_drop_shardid(pstmt->utilityStmt))
+		shardid_fence_before_drop();
+	if (prev_process_utility_hook)
+		prev_process_utility_hook(pstmt, queryString, readOnlyTree, context,
+								  params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
 }
 
 /*
@@ -295,14 +353,19 @@ sequence_checked(Oid seqid)
 static pg_noinline void
 check_sequence(Oid seqid)
 {
+	HeapTuple	tuple;
 	char		relkind;
+	char		persistence;
 
 	LockRelationOid(seqid, RowExclusiveLock);
-	relkind = get_rel_relkind(seqid);
-	if (relkind == '\0')
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(seqid));
+	if (!HeapTupleIsValid(tuple))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", seqid)));
+	relkind = ((Form_pg_class) GETSTRUCT(tuple))->relkind;
+	persistence = ((Form_pg_class) GETSTRUCT(tuple))->relpersistence;
+	ReleaseSysCache(tuple);
 	if (relkind != RELKIND_SEQUENCE)
 	{
 		char	   *relname = get_rel_name(seqid);
@@ -312,6 +375,8 @@ check_sequence(Oid seqid)
 				 errmsg("\"%s\" is not a sequence", relname ? relname : "?"),
 				 errhint("Pass the sequence that numbers this table's IDs.")));
 	}
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+		shardid_fence_refuse_unlogged(seqid);
 }
 
 /* After nextval succeeded on seqid: skip check_sequence until commit. */
@@ -349,6 +414,7 @@ shardid_next(PG_FUNCTION_ARGS)
 	Oid			seqid = PG_GETARG_OID(1);
 	int64		value;
 	int64		now_ms;
+	int64		id;
 
 	if (unlikely((uint32) shard > (uint32) SHARDID_MAX_SHARD))
 		check_shard(shard);
@@ -371,7 +437,11 @@ shardid_next(PG_FUNCTION_ARGS)
 		value = nextval_internal(seqid, true);
 		remember_sequence(seqid);
 	}
-	PG_RETURN_INT64(shardid_guard_next(seqid, shard, value, now_ms));
+	id = shardid_guard_next(seqid, shard, value, now_ms);
+
+	/* an orphaned backend hands out nothing (see report.h) */
+	shardid_require_postmaster();
+	PG_RETURN_INT64(id);
 }
 
 /*
@@ -387,13 +457,16 @@ shardid_next_epoch(FunctionCallInfo fcinfo)
 	Oid			seqid = PG_GETARG_OID(1);
 	int64		epoch_ms = epoch_arg(fcinfo, 2);
 	int64		value;
+	int64		id;
 
 	check_epoch_now(epoch_ms, shard);
 	if (!sequence_checked(seqid))
 		check_sequence(seqid);
 	value = nextval_internal(seqid, true);
 	remember_sequence(seqid);
-	PG_RETURN_INT64(shardid_guard_next_epoch(seqid, shard, value, epoch_ms));
+	id = shardid_guard_next_epoch(seqid, shard, value, epoch_ms);
+	shardid_require_postmaster();
+	PG_RETURN_INT64(id);
 }
 
 /*

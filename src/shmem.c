@@ -55,7 +55,7 @@ typedef struct GuardHashEntry
 } GuardHashEntry;
 
 /* GUCs */
-int			shardid_max_sequences = 1024;
+int			shardid_max_sequences = 16384;
 int			shardid_max_databases = 64;
 
 GuardShared *shardid_shared = NULL;
@@ -217,6 +217,7 @@ shardid_shmem_startup(void)
 		shared->evictions = 0;
 		memset(&shared->evicted, 0, sizeof(GuardCounters));
 		shared->stats_reset = GetCurrentTimestamp();
+		pg_atomic_init_u64(&shared->standby_behind, 0);
 		for (i = 0; i < shardid_max_sequences; i++)
 		{
 			SpinLockInit(&shared->slots[i].mutex);
@@ -838,21 +839,24 @@ shardid_slots_forget_fence(const Oid *seqids, int n)
 	GuardShared *shared = shardid_shared;
 	int			i;
 
+	/* each by its key: the other slots are not even looked at */
 	LWLockAcquire(shared->lock, LW_SHARED);
-	for (i = 0; i < shared->slot_count; i++)
+	for (i = 0; i < n; i++)
 	{
-		GuardSlot  *slot = &shared->slots[i];
-		bool		hit = false;
-		int			j;
+		GuardHashEntry *hentry;
+		GuardSlot  *slot;
+		GuardKey	key;
 
+		memset(&key, 0, sizeof(key));
+		key.dbid = MyDatabaseId;
+		key.seqid = seqids[i];
+		hentry = hash_search(guard_htab, &key, HASH_FIND, NULL);
+		if (hentry == NULL)
+			continue;
+		slot = &shared->slots[hentry->slotno];
 		SpinLockAcquire(&slot->mutex);
-		if (slot->in_use && slot->key.dbid == MyDatabaseId)
-		{
-			hit = seqids == NULL;
-			for (j = 0; j < n && !hit; j++)
-				hit = slot->key.seqid == seqids[j];
-		}
-		if (hit)
+		if (slot->in_use &&
+			guard_slot_key_word(slot) == guard_key_word(key.dbid, key.seqid))
 		{
 			guard_slot_set_fence(slot, Min(slot->fence, slot->last),
 								 slot->fence - slot->fence_early);
@@ -860,6 +864,63 @@ shardid_slots_forget_fence(const Oid *seqids, int n)
 			slot->writing = -1;
 			slot->flags &= ~GUARD_SLOT_WRITING;
 		}
+		SpinLockRelease(&slot->mutex);
+	}
+	LWLockRelease(shared->lock);
+}
+
+List *
+shardid_db_sequences(void)
+{
+	GuardShared *shared = shardid_shared;
+	List	   *seqs = NIL;
+	int			i;
+
+	LWLockAcquire(shared->lock, LW_SHARED);
+	for (i = 0; i < shared->slot_count; i++)
+	{
+		GuardSlot  *slot = &shared->slots[i];
+		Oid			seqid = InvalidOid;
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use && slot->key.dbid == MyDatabaseId)
+			seqid = slot->key.seqid;
+		SpinLockRelease(&slot->mutex);
+		if (OidIsValid(seqid))
+			seqs = list_append_unique_oid(seqs, seqid);
+	}
+	for (i = 0; i < ghost_count(); i++)
+	{
+		GuardGhost *ghost = &shared->ghosts[i];
+
+		/* ghosts change under the exclusive lock only */
+		if (ghost->key.dbid == MyDatabaseId && OidIsValid(ghost->key.seqid))
+			seqs = list_append_unique_oid(seqs, ghost->key.seqid);
+	}
+	LWLockRelease(shared->lock);
+	return seqs;
+}
+
+void
+shardid_slot_wrote(Oid seqid, int64 fence)
+{
+	GuardShared *shared = shardid_shared;
+	GuardHashEntry *hentry;
+	GuardKey	key;
+
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.seqid = seqid;
+	LWLockAcquire(shared->lock, LW_SHARED);
+	hentry = hash_search(guard_htab, &key, HASH_FIND, NULL);
+	if (hentry != NULL)
+	{
+		GuardSlot  *slot = &shared->slots[hentry->slotno];
+
+		SpinLockAcquire(&slot->mutex);
+		if (slot->in_use &&
+			guard_slot_key_word(slot) == guard_key_word(key.dbid, key.seqid))
+			slot->writing = Max(slot->writing, fence);
 		SpinLockRelease(&slot->mutex);
 	}
 	LWLockRelease(shared->lock);

@@ -42,6 +42,7 @@
 #ifndef SHARDID_SHMEM_H
 #define SHARDID_SHMEM_H
 
+#include "nodes/pg_list.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -218,6 +219,10 @@ typedef struct GuardShared
 	GuardDb    *dbs;			/* shardid.max_databases entries */
 	GuardMemo  *memos;			/* SHARDID_MEMOS_PER_DB times as many */
 	GuardGhost *ghosts;			/* SHARDID_GHOSTS_PER_SLOT per slot */
+	pg_atomic_uint64 standby_behind;	/* a fence record a streaming
+										 * standby did not receive within
+										 * shardid.standby_wait; 0: none
+										 * (fence.c) */
 	GuardSlot	slots[FLEXIBLE_ARRAY_MEMBER];	/* shardid.max_sequences */
 } GuardShared;
 
@@ -361,11 +366,24 @@ extern SHARDID_INTERNAL int64 shardid_slot_lower(Oid seqid, int64 field);
 extern SHARDID_INTERNAL void shardid_db_touch(GuardDb *db);
 
 /*
- * The fences of these sequences of the current database (all of its
- * sequences, with seqids NULL) are no longer durable: a rollback took
- * their values back.  Their slots write again before the next ID.
+ * The fences of these sequences of the current database are no longer
+ * durable: a rollback took their values back.  Their slots write again
+ * before the next ID; no other slot is touched.
  */
 extern SHARDID_INTERNAL void shardid_slots_forget_fence(const Oid *seqids, int n);
+
+/*
+ * The sequences of the current database that have a slot or a ghost: every
+ * sequence this server issued from there since it started, but for ghosts
+ * lost (a lossy cache).
+ */
+extern SHARDID_INTERNAL List *shardid_db_sequences(void);
+
+/*
+ * This backend wrote fence into sequence seqid outside a fence write: its
+ * slot takes the values after it for its own, not for a move.
+ */
+extern SHARDID_INTERNAL void shardid_slot_wrote(Oid seqid, int64 fence);
 
 /* The database entry of the current database, or NULL if it has none. */
 extern SHARDID_INTERNAL GuardDb *shardid_db_current(void);

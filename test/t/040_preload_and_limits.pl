@@ -263,8 +263,8 @@ is( $small->safe_psql(
 CREATE EXTENSION shardid;
 SELECT current_setting('shardid.max_sequences'), max_sequences FROM shardid_stats_info();
 }),
-	'1024|1024',
-	'the server runs with the default of 1024');
+	'16384|16384',
+	'the server runs with the default of 16384');
 $small->stop;
 
 done_testing();
