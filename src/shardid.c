@@ -174,29 +174,54 @@ _PG_init(void)
 
 /*
  * May this statement drop extension shardid?  DROP EXTENSION naming it,
- * DROP SCHEMA (with CASCADE, its schema), DROP OWNED (its owner): before
- * any of them, the sequences take the database's fence into their values
- * (fence.c), whether or not the statement then drops the extension.
+ * DROP SCHEMA ... CASCADE naming its schema, DROP OWNED naming its owner:
+ * before any of them, the sequences take the database's fence into their
+ * values (fence.c), whether or not the statement then drops the extension.
  */
 static bool
 may_drop_shardid(Node *parsetree)
 {
+	Oid			extoid;
+	HeapTuple	tuple;
+	Oid			nspid;
+	Oid			owner;
+	ListCell   *lc;
+
+	if (!IsA(parsetree, DropStmt) && !IsA(parsetree, DropOwnedStmt))
+		return false;
+	extoid = get_extension_oid("shardid", true);
+	if (!OidIsValid(extoid))
+		return false;
+	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
+	ReleaseSysCache(tuple);
+
 	if (IsA(parsetree, DropOwnedStmt))
-		return true;
-	if (IsA(parsetree, DropStmt))
+	{
+		foreach(lc, ((DropOwnedStmt *) parsetree)->roles)
+			if (get_rolespec_oid(lfirst(lc), true) == owner)
+				return true;
+		return false;
+	}
+	else
 	{
 		DropStmt   *stmt = (DropStmt *) parsetree;
-		ListCell   *lc;
+		char	   *want;
 
-		if (stmt->removeType == OBJECT_SCHEMA)
-			return stmt->behavior == DROP_CASCADE;
-		if (stmt->removeType != OBJECT_EXTENSION)
+		if (stmt->removeType == OBJECT_EXTENSION)
+			want = "shardid";
+		else if (stmt->removeType == OBJECT_SCHEMA && stmt->behavior == DROP_CASCADE)
+			want = get_namespace_name(nspid);
+		else
 			return false;
 		foreach(lc, stmt->objects)
 		{
 			Node	   *name = lfirst(lc);
 
-			if (IsA(name, String) && strcmp(strVal(name), "shardid") == 0)
+			if (want != NULL && IsA(name, String) && strcmp(strVal(name), want) == 0)
 				return true;
 		}
 	}
