@@ -6,13 +6,16 @@
 #   15  in a Debian 12 bookworm root
 #   17  in a Debian 13 trixie root
 #   18  in a Debian forky root
+#   19  in a Debian sid root with experimental's postgresql-19 (19~rc1)
+#       pinned in (test/roots.sh)
 #
 # Each version runs in a fresh overlay on a root that holds the base system
 # only (mmdebstrap's default variant, cached: see test/roots.sh), so the
 # two scripts install every package they need themselves, as they would on
 # a new machine, and the host's packages cannot hide a missing install
 # step.  Neither script is told PG_MAJOR: each finds the release's own
-# version.  A copy of this source tree (git's files, no build products)
+# version; but for 19, which sid has only from experimental (its own is
+# 18): that leg sets PG_MAJOR=19.  A copy of this source tree (git's files, no build products)
 # goes into the root; /proc, /dev/pts and a tmpfs on /dev/shm are mounted
 # for it and everything is unmounted afterwards, also on failure or
 # interrupt.  The host's apt sources and its PostgreSQL are left as they
@@ -34,10 +37,10 @@
 # versions of 3 TAP tests each at once, at loads of 18, 071 and 070
 # failed on their timing.)
 #
-# Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
+# Usage: bash test/matrix.sh [--versions "15 17 18 19"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
 #                            [--run-args ARGS]
-#   --versions LIST  the major versions to run (default: "15 17 18")
+#   --versions LIST  the major versions to run (default: "15 17 18 19")
 #   --cache DIR      where the roots and the .deb cache are kept (default:
 #                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
 #                    about 300 MB per root, 1 GB of .debs)
@@ -59,7 +62,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-versions="15 17 18"
+versions="15 17 18 19"
 package=0
 jobs=0
 long=""
@@ -124,6 +127,9 @@ leg() {
 	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
 		SHARDID_TAP_JOBS=$((tap_jobs + (v == long)))) # the long tier's one more
 	where="$(root_suite "$v") root"
+	# sid's own PostgreSQL is 18; 19 is experimental's, pinned in
+	local pgenv=()
+	[ "$v" != 19 ] || { pgenv=(PG_MAJOR=19); env+=(PG_MAJOR=19); where="sid root with experimental's PostgreSQL 19"; }
 	[ "$v" = "$first" ] || args=" --skip-common"
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
@@ -139,7 +145,7 @@ leg() {
 		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
 		mount --bind "$run/shared" "$dir/root/run/shardid"
 		cp -a "$MATRIX_CACHE/prove-state/." "$dir/root/run/shardid-state/"
-		if (flock -s 8 && root_run "$dir" bash -c "cd /src/shardid && bash demo/run.sh") \
+		if (flock -s 8 && root_run "$dir" env "${pgenv[@]}" bash -c "cd /src/shardid && bash demo/run.sh") \
 			8>>"$run/shared/tests.lock" >"$run/demo-$v.log" 2>&1; then
 			demo=ok
 			sed -n '1,/^cluster started/p' "$run/demo-$v.log"

@@ -15,6 +15,14 @@
 #   15  built and tested in Debian 12 bookworm roots
 #   17  built and tested in Debian 13 trixie roots
 #   18  built and tested in Debian forky roots
+#   19  built and tested in Debian sid roots with experimental's
+#       postgresql-19 pinned in (test/roots.sh)
+#
+# Each build and test says PG_SUPPORTED_VERSIONS=V to postgresql-common
+# (pg_buildext): sid's own supported version is 18, and 19 comes from
+# experimental; on the other releases V is the release's own.  It installs
+# postgresql-server-dev-V beside what postgresql-server-dev-all brings
+# (sid's: 18's).
 #
 # Each build and each test runs in a fresh overlay on the cached base root
 # (see test/roots.sh), which holds the base system only: the build installs
@@ -25,7 +33,7 @@
 # go to DIR/NN/ (default: $SHARDID_MATRIX_CACHE/packages, that is
 # /var/tmp/shardid-matrix/packages); nothing is written into this tree.
 #
-# Usage: bash test/package.sh [--versions "15 17 18"] [--out DIR] [--cache DIR]
+# Usage: bash test/package.sh [--versions "15 17 18 19"] [--out DIR] [--cache DIR]
 #                             [--build-only]
 #   --build-only  build only: no lintian, no installed-package test
 #
@@ -37,7 +45,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-versions="15 17 18"
+versions="15 17 18 19"
 out=""
 build_only=0
 while [ $# -gt 0 ]; do
@@ -108,11 +116,12 @@ build() {
 	dir=$run/root-build-$v
 	root_enter "$v" "$dir" || return 1
 	prepare "$dir/root/build"
-	root_run "$dir" bash -euc "
+	root_run "$dir" env PG_SUPPORTED_VERSIONS="$v" bash -euc "
 		cd /build/shardid-$upver
 		apt-get update -q
 		apt-get install -y -q build-essential
 		apt-get build-dep -y -q .
+		apt-get install -y -q postgresql-server-dev-$v
 		# debian/control for the PostgreSQL versions installed
 		pg_buildext updatecontrol
 		dpkg-buildpackage -us -uc" >"$log" 2>&1 ||
@@ -173,10 +182,10 @@ test_installed() {
 	copy_tree "$here" "$dir/root/src/shardid"
 	# what debian/tests/control names: make, postgresql-server-dev-all and
 	# the package itself
-	root_run "$dir" bash -euc "
+	root_run "$dir" env PG_SUPPORTED_VERSIONS="$v" bash -euc "
 		v=$v
 		apt-get update -q
-		apt-get install -y -q make postgresql-server-dev-all
+		apt-get install -y -q make postgresql-server-dev-all postgresql-server-dev-\$v
 		lib=\$(/usr/lib/postgresql/\$v/bin/pg_config --pkglibdir)
 		ext=\$(/usr/lib/postgresql/\$v/bin/pg_config --sharedir)/extension
 		if ls \$lib/shardid.so \$ext/shardid* 2>/dev/null; then

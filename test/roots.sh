@@ -4,6 +4,11 @@
 #   15  Debian 12 bookworm
 #   17  Debian 13 trixie
 #   18  Debian forky (testing)
+#   19  Debian sid, with experimental (19~rc1) pinned to the packages built
+#       from the source package postgresql-19 alone: postgresql-19,
+#       postgresql-client-19, postgresql-server-dev-19, and libpq5 and
+#       libpq-dev, which postgresql-client-19 and the headers need at 19
+#       (sid's are 18's).  Every other package comes from sid.
 #
 # A root holds the base system only: what mmdebstrap's default variant
 # installs (Essential and Priority important, apt among them), and nothing
@@ -48,6 +53,7 @@ root_suite() {
 		15) echo bookworm ;;
 		17) echo trixie ;;
 		18) echo forky ;;
+		19) echo sid ;;
 		*) echo "no Debian suite known for PostgreSQL $1" >&2; return 1 ;;
 	esac
 }
@@ -69,14 +75,32 @@ host_mirror() {
 }
 
 # root_sources SUITE: the root's apt sources, one line each: the suite
-# with its updates and security updates, from the host's mirrors
+# with its updates and security updates, from the host's mirrors (sid:
+# sid and experimental, which have neither)
 root_sources() {
 	local suite=$1 mirror security
 	mirror=$(host_mirror)
 	security=$(host_mirror security)
+	if [ "$suite" = sid ]; then
+		echo "deb $mirror sid main"
+		echo "deb $mirror experimental main"
+		return
+	fi
 	echo "deb $mirror $suite main"
 	echo "deb $mirror $suite-updates main"
 	echo "deb $security $suite-security main"
+}
+
+# root_pin SUITE: the apt preferences the root gets, if any.  sid's root
+# takes the packages of the source package postgresql-19 from experimental
+# (which apt would otherwise install from only when asked by name: its
+# Release says NotAutomatic) and nothing else from there.
+root_pin() {
+	[ "$1" = sid ] || return 0
+	printf '%s\n' \
+		'Package: src:postgresql-19' \
+		'Pin: release a=experimental' \
+		'Pin-Priority: 990'
 }
 
 # root_base MAJOR: print the path of the cached base root for MAJOR,
@@ -89,6 +113,7 @@ root_base() {
 	mapfile -t sources < <(root_sources "$suite")
 	base=$MATRIX_CACHE/$suite-base
 	want="suite=$suite sources=${sources[*]} variant=default"
+	[ -z "$(root_pin "$suite")" ] || want="$want pin=$(root_pin "$suite" | tr '\n' ' ')"
 	mkdir -p "$MATRIX_CACHE"
 	(
 		flock 9
@@ -107,6 +132,9 @@ root_base() {
 			--aptopt='Acquire::Check-Valid-Until "false"' \
 			--customize-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"' \
 			"$suite" "$base.new" "${sources[@]}" >&2 || { rm -rf "$base.new"; exit 1; }
+		if [ -n "$(root_pin "$suite")" ]; then
+			root_pin "$suite" >"$base.new/etc/apt/preferences.d/shardid-postgresql-19.pref"
+		fi
 		mv "$base.new" "$base"
 		echo "$want" >"$base.stamp"
 		echo "== $suite root made in $((SECONDS - started)) s ($(du -sh "$base" | cut -f1))" >&2

@@ -30,6 +30,15 @@ our $examples = "$tree/tools/examples";
 our $tool_timeout = 600;
 our $nshards = 64;      # logical shards in use: posts_user_shard() is user_id % 64
 
+# The fleet's router is PL/Proxy: without it (Debian has no
+# postgresql-19-plproxy yet) the fleet tests have nothing to test.
+{
+	my ($sharedir) = PostgreSQL::Test::Utils::run_command([ 'pg_config', '--sharedir' ]);
+	chomp $sharedir;
+	plan skip_all => "PL/Proxy is not installed in $sharedir (Debian package postgresql-NN-plproxy)"
+	  unless -e "$sharedir/extension/plproxy.control";
+}
+
 # A data server or router: shardid preloaded, logical replication on.
 sub fleet_node
 {
