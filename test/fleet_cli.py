@@ -8,7 +8,8 @@ help and its manual page, so that neither drifts from the code.
   - docs/shardid-fleet.1 has a section (.SS COMMAND) per command that
     describes (.TP) every option and argument of the command and nothing
     that the command lacks, its SYNOPSIS names every option, and groff
-    formats it without a warning.
+    formats it without a warning;
+  - docs/fleet.md's map is tools/examples/fleet.map, byte for byte.
 
 The options are taken from argparse itself: main() is run with
 ArgumentParser.parse_args replaced, so the parser it builds is caught
@@ -186,6 +187,19 @@ if shutil.which("groff"):
     check(p.returncode == 0 and p.stdout == "", "groff formats shardid-fleet.1 without a warning", p.stdout)
 else:
     check(False, "groff formats shardid-fleet.1 without a warning", "groff is not installed")
+
+#
+# The example map: docs/fleet.md shows tools/examples/fleet.map as it is
+#
+
+with open(os.path.join(here, "docs", "fleet.md")) as f:
+    doc = f.read()
+m = re.search(r"<!-- fleet_cli: example map -->\n```\n(.*?)```\n", doc, re.S)
+with open(os.path.join(here, "tools", "examples", "fleet.map")) as f:
+    example = f.read()
+check(m is not None and m.group(1) == example,
+      "docs/fleet.md shows tools/examples/fleet.map, the example the package installs, as it is",
+      "no block after the marker" if m is None else "the doc's block differs from the file")
 
 failed = results.count(False)
 print("fleet-cli: %d passed, %d failed" % (len(results) - failed, failed))
