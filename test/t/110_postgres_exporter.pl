@@ -79,6 +79,8 @@ my %block;
 is(join(' ', sort keys %block), 'default install role', 'docs/monitoring.md has its three blocks');
 like($block{install}, qr{/usr/share/doc/postgresql-15-shardid/monitoring/shardid-queries\.yaml},
 	'the doc installs the packaged queries file');
+like($block{install}, qr{^apt-get install prometheus-postgres-exporter daemon$}m,
+	'the doc installs daemon, which Debian\'s init script of the exporter needs');
 
 # The metrics the queries file defines: name => usage, from its YAML
 # (queries at column 0, metrics as "    - column:" then "usage:").
@@ -124,7 +126,14 @@ CREATE TABLE ahead (id bigint PRIMARY KEY DEFAULT shardid_next(10, 'ahead_id_seq
 INSERT INTO ahead DEFAULT VALUES;
 });
 $node->safe_psql('app', $block{role});
-$node->safe_psql('app', 'GRANT SELECT ON stuck_default TO prometheus');
+is( $node->safe_psql('app',
+		q{SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_class c
+		   WHERE c.relkind = 'r' AND has_table_privilege('prometheus', c.oid, 'SELECT')
+		     AND c.relnamespace = 'public'::regnamespace
+		     AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+		                     AND d.objid = c.oid AND d.deptype = 'e')}),
+	'posts_default stuck_default',
+	'the doc\'s role block grants SELECT on every default partition, and on nothing else');
 # The clock steps back 5 s: the next ID of ahead_id_seq is refused.
 set_clock($clock, -5);
 ok(wait_for_clock($node, -5), 'the server\'s clock is 5 s back');
@@ -162,11 +171,21 @@ is( $node->safe_psql('app',
 	'the views hold ok, busy and failed runs, moved rows and rows in default partitions');
 
 # ---- The exporter --------------------------------------------------------
-my ($dsn) = $block{default} =~ /^DATA_SOURCE_NAME='([^']*)'$/m or die 'no DATA_SOURCE_NAME';
-my ($args) = $block{default} =~ /^ARGS="([^"]*)"$/m or die 'no ARGS';
-$dsn =~ s{host=/run/postgresql}{'host=' . $node->host . ' port=' . $node->port}e
-  or die "no host in $dsn";
-$args =~ s{/etc/prometheus/shardid-queries\.yaml}{$queries_file} or die "no queries file in $args";
+# The doc's /etc/default file, with this server's socket directory and
+# port and the tree's queries file, read by sh as the init script reads it.
+(my $default = $block{default}) =~ s{host=/run/postgresql port=5432 }{'host=' . $node->host . ' port=' . $node->port . ' '}e
+  or die 'no host=/run/postgresql port=5432 in the doc\'s DATA_SOURCE_NAME';
+$default =~ s{/etc/prometheus/shardid-queries\.yaml}{$queries_file} or die 'no queries file in the doc\'s ARGS';
+my $default_file = PostgreSQL::Test::Utils::tempdir() . '/prometheus-postgres-exporter';
+{
+	open my $fh, '>', $default_file or die $!;
+	print $fh $default;
+	close $fh;
+}
+my ($sourced) = PostgreSQL::Test::Utils::run_command(
+	[ 'sh', '-c', '. "$1" && printf "%s\n%s\n" "$DATA_SOURCE_NAME" "$ARGS"', 'sh', $default_file ]);
+my ($dsn, $args) = split /\n/, $sourced;
+like($dsn, qr/^user=prometheus host=\S+ port=\d+ dbname=app$/, 'DATA_SOURCE_NAME names the user, host, port and database');
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my ($out, $err) = ('', '');
 local $ENV{DATA_SOURCE_NAME} = $dsn;
