@@ -1297,10 +1297,11 @@ pending_write_off(void)
 
 /*
  * Make the database's fence cover seq_fence, waiting for its lock with no
- * other lock held; written, flushed and published, or nothing to do (the
- * database's fence went away meanwhile, or already covers it).
+ * other lock held: written, flushed and published, or nothing to do (the
+ * database's fence went away meanwhile, or already covers it).  Returns
+ * the database fence the slot's fence may go up to for every backend.
  */
-static void
+static int64
 db_cover_alone(GuardDb *db, int64 seq_fence)
 {
 	Oid			relid;
@@ -1321,6 +1322,9 @@ db_cover_alone(GuardDb *db, int64 seq_fence)
 	pending.db = NULL;
 	if (OidIsValid(relid) && publish >= 0)
 		db_wrote(db, (GetCurrentTimestamp() - started) / 1000, true, true, timed_out);
+	if (cover == DB_COVERED)
+		limit = Max(limit, guard_fence_read(db));
+	return limit;
 }
 
 void
@@ -1336,44 +1340,48 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	DbCover		cover;
 	SeqWrite	w;
 	bool		timed_out;
+	bool		seq_locked = true;
 	TimestampTz started;
 
 	pending.slot = required ? NULL : slot;
 	pending.key = key;
-	for (;;)
+	if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
 	{
-		if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
-		{
-			pending.slot = NULL;
-			return;
-		}
-		started = GetCurrentTimestamp();
-		w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
+		pending.slot = NULL;
+		return;
+	}
+	started = GetCurrentTimestamp();
+	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
 
+	/*
+	 * The database's fence after the IDs the clock lets this write issue,
+	 * where it can be: not after what the sequence's value asked for, which
+	 * its owner controls.  The database's fence is every sequence's, and
+	 * its IDs stop at it (db_limit): a role that sets its own sequence far
+	 * ahead stops only that sequence.
+	 */
+	cover = db_fence_cover(db, w.clock_fence, required, false,
+						   &db_relid, &db_publish, &db_limit);
+	if (cover == DB_COVERED && OidIsValid(db_relid) && db_publish >= 0)
+		pending.db = db;
+	if (cover == DB_BUSY)
+	{
 		/*
-		 * The database's fence after the IDs the clock lets this write
-		 * issue, where it can be: not after what the sequence's value
-		 * asked for, which its owner controls.  The database's fence is
-		 * every sequence's, and its IDs stop at it (db_limit): a role that
-		 * sets its own sequence far ahead stops only that sequence.
-		 */
-		cover = db_fence_cover(db, w.clock_fence, required, false,
-							   &db_relid, &db_publish, &db_limit);
-		if (cover == DB_COVERED && OidIsValid(db_relid) && db_publish >= 0)
-			pending.db = db;
-		if (cover != DB_BUSY)
-			break;
-
-		/*
-		 * With no other lock held, wait for the database fence's lock and
-		 * cover the database first, then begin again: the sequence's
-		 * write then finds its part covered and needs no database lock.
-		 * Each turn moves the database's fence to cover this write, so
-		 * the loop ends.  What was written stays written: the value only
-		 * went forward.
+		 * Its lock is taken, and is never waited for with the sequence's
+		 * held: let go of the sequence's, wait for the database's and
+		 * cover this write from there.  The sequence's record, written
+		 * before, is flushed below with (or after) the database's.  (Going
+		 * back to write the sequence again chased a target that moves with
+		 * the clock while the writers queue: they handed the lock to each
+		 * other for minutes.)  Another writer of the sequence may publish
+		 * a later fence meanwhile; publishing keeps the larger.
 		 */
 		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
-		db_cover_alone(db, w.clock_fence);
+		seq_locked = false;
+		db_limit = db_cover_alone(db, w.clock_fence);
+		cover = DB_COVERED;
+		db_relid = InvalidOid;
+		db_publish = -1;
 	}
 
 	timed_out = !fence_flush(XactLastRecEnd);
@@ -1389,7 +1397,8 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	pending.slot = NULL;
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
-	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+	if (seq_locked)
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 }
 
 /* ----------------------------------------------------------------

@@ -244,7 +244,9 @@ sub fence_held
 # =====================================================================
 # With the spec's test keys of public IDs, so that mallory's calls of the
 # public-ID functions run rather than stop at "no keys".
-my $node = shardid_node('attack', 'shardid.max_databases = 4',
+# 1,024 slots (1.3 made 16,384 the default): (c) evicts alice's with
+# 1,100 temp sequences
+my $node = shardid_node('attack', 'shardid.max_databases = 4', 'shardid.max_sequences = 1024',
 	"shardid.public_id_keys = '1:000102030405060708090a0b0c0d0e0f, 2:0f0e0d0c0b0a09080706050403020100'");
 $node->start;
 $node->safe_psql(

@@ -464,7 +464,9 @@ my $one = shardid_node('one', 'wal_level = logical', 'max_wal_senders = 4',
 my $clock1 = "$tmp/one.faketime";
 set_clock($clock1, 0);
 start_faked($one, $clock1);
-my $two = shardid_node('two');
+# 1,024 slots, as before 1.3's default of 16,384: the security part
+# evicts alice's slot with 1,100 temp sequences
+my $two = shardid_node('two', 'shardid.max_sequences = 1024');
 my $clock2 = "$tmp/two.faketime";
 set_clock($clock2, 0);
 start_faked($two, $clock2);
