@@ -12,7 +12,9 @@
 # /var/run/postgresql, its data directory's conf.d for
 # /etc/postgresql/15/main/conf.d) and the restart command.
 #
-# Checks, on a server set up as the recipe says (background workers):
+# Checks, on a fresh server set up as the recipe says (background
+# workers), from its first step (the role, the database, the extension
+# and the two shard tables) on:
 #   - ALTER SYSTEM SET cron.database_name before pg_cron is preloaded is
 #     refused (42704), as the doc says;
 #   - after the one restart, pg_cron is loaded with the conf.d settings;
@@ -69,8 +71,8 @@ my %block;
 	}
 }
 is( join(' ', sort keys %block),
-	'conf install preload reschedule restart runs schedule',
-	'docs/partitions.md has the seven blocks of the recipe');
+	'app conf install preload reschedule restart runs schedule',
+	'docs/partitions.md has the eight blocks of the recipe');
 like($block{install}, qr/^apt-get install postgresql-\d+-cron\n\z/,
 	'the package to install is postgresql-NN-cron');
 is($block{restart}, "systemctl restart postgresql\@15-main\n",
@@ -156,8 +158,11 @@ $probe->stop;
 
 # ---- The recipe: background workers -----------------------------------
 my $bgw = debian_node('cron_bgw');
-$bgw->safe_psql('postgres', q{CREATE ROLE app LOGIN; CREATE DATABASE app;});
-shard_tables($bgw, 'app');
+$bgw->safe_psql('postgres', $block{app});
+is( $bgw->safe_psql('app', q{SELECT string_agg(format('%s:%s', c.oid::regclass, c.relowner::regrole), ' ' ORDER BY c.oid::regclass::text)
+  FROM pg_class c WHERE c.relname = 'posts' AND c.relkind = 'p'}),
+	'shard_0001.posts:app shard_0002.posts:app',
+	'the recipe\'s first step makes the database app and its two shard tables, owned by app');
 if ($bgw->pg_version < 17)
 {
 	is( sql_error($bgw, q{ALTER SYSTEM SET cron.database_name = 'app'}),
