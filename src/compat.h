@@ -2,7 +2,7 @@
  *
  * compat.h
  *	  What differs between the PostgreSQL versions shardid builds against
- *	  (15, 17 and 18), in one place, so that the rest of the code has no
+ *	  (15, 17, 18 and 19), in one place, so that the rest of the code has no
  *	  version tests of its own.
  *
  * src/compat.h
@@ -27,7 +27,10 @@
 /*
  * PostgreSQL 18 replaced pg_attribute_noreturn(), written after a
  * declaration, with pg_noreturn, written before it.  SHARDID_NORETURN goes
- * before the declaration and means the same on every version.
+ * before the declaration and means the same on every version.  It is the
+ * first thing of the declaration, before "extern": PostgreSQL 19's
+ * pg_noreturn is C23's [[noreturn]] where the compiler is in C23 mode (sid's
+ * GCC by default), an attribute that may only open a declaration.
  */
 #if PG_VERSION_NUM >= 180000
 #define SHARDID_NORETURN	pg_noreturn

@@ -137,6 +137,6 @@ extern SHARDID_INTERNAL int64 shardid_fence_stored(void);
 extern SHARDID_INTERNAL void shardid_fence_before_drop(void);
 
 /* Refuse an unlogged sequence, which cannot carry a fence (55000). */
-extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_fence_refuse_unlogged(Oid seqid);
+SHARDID_NORETURN extern SHARDID_INTERNAL void shardid_fence_refuse_unlogged(Oid seqid);
 
 #endif							/* SHARDID_FENCE_H */

@@ -16,20 +16,20 @@
 #include "compat.h"
 
 /* Raise the error for a codec status; never returns. */
-extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_report(ShardidStatus status,
+SHARDID_NORETURN extern SHARDID_INTERNAL void shardid_report(ShardidStatus status,
 															 int64 unix_ms,
 															 int64 epoch_ms,
 															 int64 shard,
 															 int64 seq);
 
 /* Raise the error for a function that needs the preloaded library. */
-extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_report_not_preloaded(void);
+SHARDID_NORETURN extern SHARDID_INTERNAL void shardid_report_not_preloaded(void);
 
 /*
  * The postmaster died: this backend issues no ID and publishes no fence
  * again (its fences may not reach the standby that replaces the server).
  */
-extern SHARDID_INTERNAL SHARDID_NORETURN void shardid_report_orphaned(void);
+SHARDID_NORETURN extern SHARDID_INTERNAL void shardid_report_orphaned(void);
 
 /* Raise shardid_report_orphaned's error if the postmaster died. */
 #define shardid_require_postmaster() \
