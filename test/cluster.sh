@@ -202,7 +202,8 @@ install_packages() {
 			rm -f "$log"
 			cluster_die "apt has no package $p on this system:" \
 				"PostgreSQL $PG_MAJOR may not be in this Debian release" \
-				"(15 is in Debian 12, 17 in 13, 18 in forky); set PG_MAJOR to one that is."
+				"(15 is in Debian 12, 17 in 13, 18 in forky, 19 in experimental);" \
+				"set PG_MAJOR to one that is."
 			return 1
 		fi
 	done
