@@ -123,8 +123,8 @@ common_packages=(python3-psycopg groff-base)
 fuzz_packages=(clang libclang-rt-dev)
 tap_packages=(libipc-run-perl faketime python3-psycopg
 	# ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
-	# psycopg2, Node.js and npm (below)
-	python3-django python3-sqlalchemy python3-psycopg2 nodejs
+	# psycopg2 (node-postgres: below)
+	python3-django python3-sqlalchemy python3-psycopg2
 	# the tools shardid's docs set up beside it: postgres_exporter
 	# (test/t/110_postgres_exporter.pl)
 	prometheus-postgres-exporter)
@@ -138,10 +138,22 @@ echo "== packages (PostgreSQL $PG_MAJOR)"
 if [ $skip_tap = 0 ] && [[ " ${PG_TEST_EXTRA:-} " == *" shardid_ha "* ]]; then
 	packages+=(patroni etcd-server)
 fi
+# npm: Debian's npm package brings about 500 packages with it, for the
+# npm client round trip (npm pack, npm install of the .tgz: the clients
+# suite) and node-postgres (test/t/100_orm.pl, from the npm registry).
+# Only the long tier (PG_TEST_EXTRA=shardid_load) installs it; the other
+# tiers use an npm that is already there, and skip those checks where
+# there is none.  (A nodejs that ships its own npm, as NodeSource's does,
+# conflicts with Debian's npm package: keep that one.)
+want_npm=0
+[[ " ${PG_TEST_EXTRA:-} " == *" shardid_load "* ]] && want_npm=1
+if [ $want_npm = 1 ] && { [ $skip_tap = 0 ] || [ $skip_common = 0 ]; }; then
+	command -v node >/dev/null || packages+=(nodejs)
+	command -v npm >/dev/null || packages+=(npm)
+fi
 install_packages "${packages[@]}"
-# (a nodejs that ships its own npm, as NodeSource's does, conflicts with
-# Debian's npm package: keep that one)
-[ $skip_tap = 1 ] || command -v npm >/dev/null || install_packages npm
+command -v npm >/dev/null ||
+	echo "no npm, which only the long tier installs: the npm pack round trip and node-postgres (test/t/100_orm.pl) are skipped"
 suite_time packages
 
 # Each suite adds how many of its tests passed and failed; a suite that
@@ -179,16 +191,20 @@ SHARDID_ASSERTS=${SHARDID_ASSERTS-1} private_install "$work/pg"
 # Third-party extensions for the TAP tests, unpacked into the private copy.
 # pg_partman: the 4.x series the recipes in docs/partitions.md are for is
 # Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
-extras=(postgresql-$PG_MAJOR-plproxy)
+extras=()
 [ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
-# pg_cron for test/t/066_pg_cron.pl, which skips where Debian has none
+# PL/Proxy for the fleet tests (test/t/05[0-3]_*.pl) and pg_cron for
+# test/t/066_pg_cron.pl, which skip where Debian has none (PostgreSQL 19's
+# release candidate has neither yet)
 if [ $skip_tap = 0 ]; then
-	if apt-cache policy "postgresql-$PG_MAJOR-cron" 2>/dev/null | grep '^ *Candidate: [0-9]' >/dev/null; then
-		extras+=(postgresql-$PG_MAJOR-cron)
-	else
-		echo "no postgresql-$PG_MAJOR-cron in apt: test/t/066_pg_cron.pl will skip"
-	fi
-	private_add_debs "$work/pg" "${extras[@]}"
+	for p in "postgresql-$PG_MAJOR-plproxy:the fleet tests" "postgresql-$PG_MAJOR-cron:test/t/066_pg_cron.pl"; do
+		if apt-cache policy "${p%%:*}" 2>/dev/null | grep '^ *Candidate: [0-9]' >/dev/null; then
+			extras+=("${p%%:*}")
+		else
+			echo "no ${p%%:*} in apt: ${p#*:} will skip"
+		fi
+	done
+	[ ${#extras[@]} -eq 0 ] || private_add_debs "$work/pg" "${extras[@]}"
 fi
 
 # Tests run in a copy of the tree that the cluster owner may write to.
@@ -257,10 +273,9 @@ run_clients() {
 	local dir=$work/src-tree/clients out=$work/clients p=0 f=0 n rc wanted got wheel sdist tgz
 	local pkgs=()
 	command -v node >/dev/null || pkgs+=(nodejs)
-	command -v npm >/dev/null || pkgs+=(npm)
 	install_packages "${pkgs[@]}" python3-build python3-setuptools python3-wheel python3-venv || return 1
 	mkdir -p "$out"
-	echo "node $(node --version), npm $(npm --version), $(/usr/bin/python3 --version)"
+	echo "node $(node --version), npm $(npm --version 2>/dev/null || echo none), $(/usr/bin/python3 --version)"
 
 	# JavaScript: node --test (TAP: "# pass N", "# fail N")
 	rc=0
@@ -275,6 +290,9 @@ run_clients() {
 	# --json report is an array of packages up to npm 11, an object keyed
 	# by package name from npm 12 (Debian forky's).
 	wanted="README.md index.d.ts index.js package.json"
+	if ! command -v npm >/dev/null; then
+		echo "skip - npm pack: no npm (the long tier, PG_TEST_EXTRA=shardid_load, installs it)"
+	else
 	got=$(cd "$dir/js" && npm_config_update_notifier=false npm pack --pack-destination "$out" --json 2>"$out/npm.log" |
 		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const r=Array.isArray(j)?j[0]:Object.values(j)[0];console.log(r.files.map(x=>x.path).sort().join(" "))})') || got="npm pack failed: $(cat "$out/npm.log")"
 	tgz=$(ls "$out"/shardid-*.tgz 2>/dev/null || true)
@@ -283,6 +301,7 @@ run_clients() {
 		echo "ok - npm pack: $(basename "$tgz"): $got"; p=$((p + 1))
 	else
 		echo "not ok - npm pack: $got (wanted $wanted)"; f=$((f + 1))
+	fi
 	fi
 
 	# Python: unittest ("Ran N tests", "FAILED (failures=A, errors=B)")
@@ -426,8 +445,9 @@ run_tap() {
 # ---- ORM recipes: node-postgres for test/t/100_orm.pl --------------------
 # pg from the npm registry, installed (as root, if root) into $work, which
 # the cluster owner may read; SHARDID_NODE_MODULES tells the test where.
-# If npm cannot install it, the test's node-postgres checks fail: they are
-# never skipped.
+# Where there is npm, if it cannot install pg, the test's node-postgres
+# checks fail; without npm (not the long tier) it is not set, and the
+# test skips them.
 orm_node_modules() {
 	local dir=$work/orm-npm
 	mkdir -p "$dir"
@@ -442,7 +462,7 @@ orm_node_modules() {
 		"in $dir/node_modules"
 	export SHARDID_NODE_MODULES=$dir/node_modules
 }
-if [ $skip_tap = 0 ] && { [ -z "$tap_tests" ] || [[ $tap_tests == *100_orm* ]]; }; then
+if [ $skip_tap = 0 ] && command -v npm >/dev/null && { [ -z "$tap_tests" ] || [[ $tap_tests == *100_orm* ]]; }; then
 	suite_start
 	orm_node_modules
 	suite_time "npm install pg"
