@@ -41,6 +41,25 @@
 #endif
 
 /*
+ * A case that falls through to the next on purpose.  PostgreSQL 19 builds
+ * extensions with -Wimplicit-fallthrough=5, where only the attribute says
+ * so (no comment does), and gives it as pg_fallthrough; before 19, the
+ * compiler's attribute where it has one.  Written as a statement:
+ * "SHARDID_FALLTHROUGH;".
+ */
+#if PG_VERSION_NUM >= 190000
+#define SHARDID_FALLTHROUGH	pg_fallthrough
+#elif defined(__has_attribute)
+#if __has_attribute(fallthrough)
+#define SHARDID_FALLTHROUGH	__attribute__((fallthrough))
+#else
+#define SHARDID_FALLTHROUGH	((void) 0)
+#endif
+#else
+#define SHARDID_FALLTHROUGH	((void) 0)
+#endif
+
+/*
  * PostgreSQL 16 renamed the relcache field that says a relation got a new
  * file in the current transaction (relfilenode became relfilelocator).
  */

@@ -1424,7 +1424,7 @@ shardid_fence_xact_callback(XactEvent event, void *arg)
 			/* the values of sequences new in this transaction went with it */
 			if (shardid_shared && xact_nseqs > 0)
 				shardid_slots_forget_fence(xact_seqs, xact_nseqs);
-			/* FALLTHROUGH */
+			SHARDID_FALLTHROUGH;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
