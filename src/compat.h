@@ -60,6 +60,19 @@
 #endif
 
 /*
+ * PostgreSQL 19's ShmemInitHash takes one number of entries, where earlier
+ * versions took an initial and a maximum size; shardid's table is made at
+ * its full size (HASH_FIXED_SIZE) on every version.
+ */
+#if PG_VERSION_NUM >= 190000
+#define SHARDID_SHMEM_INIT_HASH(name, nelems, info, flags) \
+	ShmemInitHash((name), (nelems), (info), (flags))
+#else
+#define SHARDID_SHMEM_INIT_HASH(name, nelems, info, flags) \
+	ShmemInitHash((name), (nelems), (nelems), (info), (flags))
+#endif
+
+/*
  * PostgreSQL 16 renamed the relcache field that says a relation got a new
  * file in the current transaction (relfilenode became relfilelocator).
  */

@@ -43,6 +43,7 @@
 #include "utils/elog.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
+#include "utils/tuplestore.h"
 
 #include "public_id.h"
 #include "speck.h"

@@ -43,6 +43,7 @@
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 
+#include "compat.h"
 #include "report.h"
 #include "rule.h"
 #include "shmem.h"
@@ -238,10 +239,10 @@ shardid_shmem_startup(void)
 
 	info.keysize = sizeof(GuardKey);
 	info.entrysize = sizeof(GuardHashEntry);
-	guard_htab = ShmemInitHash("shardid hash",
-							   shardid_max_sequences, shardid_max_sequences,
-							   &info,
-							   HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
+	guard_htab = SHARDID_SHMEM_INIT_HASH("shardid hash",
+										 shardid_max_sequences,
+										 &info,
+										 HASH_ELEM | HASH_BLOBS | HASH_FIXED_SIZE);
 
 	LWLockRelease(AddinShmemInitLock);
 
