@@ -21,10 +21,14 @@
 #          statement_timeout (57014), and nothing is written; with the
 #          clock past A's last ID, B issues; 0 duplicates, every ID of B
 #          above every ID of A.
-#   stale: the copy's fence is from before A's load; with B's clock set
-#          into the stretch of A's load, B issues IDs that A already
-#          issued: a known limit, reported as a TODO test with the count
-#          (what docs/ha.md says: refresh at the failover, not before).
+#   stale: its sequences still hold the values of the early copy at the
+#          failover (the copy is one-off), whose fence is from before A's
+#          load; with B's clock set into the stretch of A's load, nothing
+#          covers A's later IDs: whether B repeats some depends on where
+#          its clock and counters fall, so the count is reported as a
+#          TODO test, not relied on (docs/ha.md: refresh at the failover,
+#          not before).  On 19~rc1: 7,926 duplicates in one run, 0 in
+#          another.
 
 use strict;
 use warnings;
@@ -132,6 +136,13 @@ is($sub->safe_psql($_, 'SELECT (SELECT count(*) FROM posts) + (SELECT count(*) F
 # The failover: A is fenced off (it issues no more), B copies the
 # sequences in fresh, A stops, B leaves its subscriptions.
 my %a_last = %{ seq_values($pub, 'app') };
+my %stale_at_failover = %{ seq_values($sub, 'stale') };
+note 'at the failover, A\'s sequences: ' . join(', ', map { "$_ $a_last{$_}" } sort keys %a_last)
+  . '; stale\'s, copied at the start: ' . join(', ', map { "$_ $stale_at_failover{$_}" } sort keys %stale_at_failover)
+  . '; at the start A\'s were: ' . join(', ', map { "$_ $a0->{$_}" } sort keys %$a0);
+is_deeply(\%stale_at_failover, $a0,
+	'stale: the copy is one-off: its sequences still hold A\'s values of the start, not its last ones');
+isnt($a_last{posts_id_seq}, $a0->{posts_id_seq}, 'A\'s sequences moved on after the early copy');
 $sub->safe_psql('fresh', 'ALTER SUBSCRIPTION sub_fresh REFRESH SEQUENCES');
 synced('fresh', \%a_last, 'fresh, at the failover');
 my ($a_first, $a_last_ms, $a_max) = split /\|/, $pub->safe_psql('app', qq{
@@ -146,8 +157,7 @@ DROP SUBSCRIPTION sub_$db;");
 }
 
 # B issues with its clock 20 s behind A's last ID.
-my $behind = Time::HiRes::time() + 0 - $a_last_ms;
-ok($behind < -19, sprintf('B\'s clock is %.1f s behind A\'s last ID', -$behind));
+ok(defined clock_to($sub, $clock_b, $a_last_ms - 20), 'B\'s clock is 20 s behind A\'s last ID');
 my $b_load = join "\n", map { "INSERT INTO $_->[0] (phase) SELECT 'b' FROM generate_series(1, 20000);" } @tables;
 $e = sql_outcome($sub, 'fresh', "SET statement_timeout = '5s';\n$b_load", timeout => 60);
 ok($e->{code} eq '55000' || $e->{code} eq '57014',
