@@ -173,7 +173,9 @@ check() {
 
 # test_installed V: in a clean root, apt install the package, make sure
 # the files are where PostgreSQL looks for them, run debian/tests/ from a
-# source tree that holds no build products, then purge the package.
+# source tree that holds no build products, and test/readme_clusters.sh
+# (the README's first steps on Debian's clusters, as pasted), then purge
+# the package.
 test_installed() {
 	local v=$1 dir=$run/root-test-$1 rc=0
 	root_enter "$v" "$dir" || return 1
@@ -200,6 +202,9 @@ test_installed() {
 		cd /src/shardid
 		debian/tests/installcheck
 		debian/tests/docs
+		# the README's first steps on Debian's own clusters (pg_wrapper,
+		# pg_ctlcluster: no systemd here), and its second-cluster note
+		bash test/readme_clusters.sh \$v
 		apt-get purge -y -q postgresql-\$v-shardid
 		if ls \$lib/shardid.so \$ext/shardid* 2>/dev/null; then
 			echo 'purge left files behind'; exit 1
