@@ -991,8 +991,22 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, bool wait,
 	 * The stored fence may be later than this server knows: a write
 	 * through another entry of this database, or one whose wait for the
 	 * standbys was cancelled.  The database's slots start again from it,
-	 * as after a restart, judged by the reach it was written with.
+	 * as after a restart, judged by the reach it was written with.  What
+	 * this server published is read again under the lock: a write
+	 * published between the first read and the lock is not one of those
+	 * (taken for one, it made every slot of the database start again at
+	 * the fence, a reach ahead of the clock, at nearly every write of a
+	 * database with many sequences: 1.6 inserts a second on 64 shards).
 	 */
+	published = guard_fence_read(db);
+	*limit = published;
+	if (seq_fence <= published)
+	{
+		*publish = -1;
+		db_fence_unlock(*relid);
+		*relid = InvalidOid;
+		return DB_COVERED;
+	}
 	disk = member_read(*relid);
 	if (disk > published && !is_transactional(*relid))
 	{
