@@ -145,14 +145,16 @@ is( $node->safe_psql(
 # 1b. The restart that installs the new library reads the state file the
 #     1.0 library wrote at its clean shutdown: 1.0 kept uniqueness across
 #     restarts with that file alone, and the database has no fence yet.
-#     Write such a file, for posts_id_seq, 4 s past its last ID, as if the
-#     clock had been 4 s ahead when 1.0 last issued: the next ID waits.
+#     Write such a file, for posts_id_seq, 8 s past its last ID, as if the
+#     clock had been 8 s ahead when 1.0 last issued: the next ID waits
+#     (for what is left of the 8 s after the restart: on a loaded machine
+#     the stop and start took more than 4).
 my ($dbid, $seqid, $last_unix_ms) = split /\|/, $node->safe_psql(
 	'postgres', q{
 SELECT (SELECT oid FROM pg_database WHERE datname = current_database()),
        'posts_id_seq'::regclass::oid,
        (extract(epoch FROM max(shardid_created_at(id))) * 1000)::bigint FROM posts});
-my $v1_last_ms = $last_unix_ms + 4000;
+my $v1_last_ms = $last_unix_ms + 8000;
 $node->stop;
 {
 	my $file = $node->data_dir . '/pg_stat/shardid.state';
