@@ -1777,11 +1777,15 @@ seq_carry(Oid seqid, int64 fence)
 	int64		stored;
 
 	seq_lock_bounded(seqid);
-	if (get_rel_relkind(seqid) != RELKIND_SEQUENCE)
-		return;					/* dropped meanwhile */
 	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqid));
-	if (!HeapTupleIsValid(tuple))
+	if (!HeapTupleIsValid(tuple) || get_rel_relkind(seqid) != RELKIND_SEQUENCE)
+	{
+		/* dropped meanwhile */
+		if (HeapTupleIsValid(tuple))
+			ReleaseSysCache(tuple);
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 		return;
+	}
 	seq = (Form_pg_sequence) GETSTRUCT(tuple);
 	fits = seq->seqincrement >= 1 && seq->seqincrement <= SHARDID_SEQ_PER_MS &&
 		seq->seqmax >= value;
@@ -1794,6 +1798,7 @@ seq_carry(Oid seqid, int64 fence)
 				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
 						get_rel_name(seqid)),
 				 errdetail("Its IDs are not held back after extension shardid is created again.")));
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 		return;
 	}
 
@@ -1812,11 +1817,13 @@ seq_carry(Oid seqid, int64 fence)
 		stored = nextval_internal(seqid, false);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
-	if (stored >= value)
-		return;
-	seq_write_fence(seqid, fence);
-	if (shardid_shared)
-		shardid_slot_wrote(seqid, fence);
+	if (stored < value)
+	{
+		seq_write_fence(seqid, fence);
+		if (shardid_shared)
+			shardid_slot_wrote(seqid, fence);
+	}
+	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 }
 
 void

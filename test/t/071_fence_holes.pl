@@ -336,6 +336,7 @@ $fence_and_max;});
 	my $dups_before = check_ids($node, 'postgres', "$r: before the restart");
 
 	my $fence_s = fence_seconds($node, 'postgres');
+	my $fence_before = fence_of($node, 'postgres');
 	ok(restart_behind($node, $clock1, $how, $fence_s, 3),
 		"$r: after $how, the clock starts 3 s behind the stored fence");
 	ok(wait_until_behind($node, $fence_s, 0.6),
@@ -345,11 +346,16 @@ SELECT coalesce((SELECT fence_waits FROM shardid_stats WHERE sequence = 's'::reg
 	my ($waits0, $waits1) = split /\n/, $node->safe_psql('postgres',
 		"$fence_waits;\n" . take("$r-after", 600000) . ";\n$fence_waits",
 		timeout => $timeout);
-	cmp_ok($waits1, '>', $waits0,
-		"$r: the load waited for the clock to pass the stored fence")
-	  or diag 'clock_waits|clock_refusals|fence_waits: ' . waits_of($node, 'postgres')
-	  . '; stored fence ' . fence_of($node, 'postgres') . ', first ID after it '
-	  . $node->safe_psql('postgres', qq{SELECT min(id >> 23) FROM ids WHERE phase = '$r-after'});
+	# What must hold is that the load's IDs start after the stored fence;
+	# whether its first call still found the clock behind the fence, and
+	# waited, depends on how long a loaded machine takes to connect after
+	# the clock came within 0.6 s of it (so it is reported, not asserted)
+	my $first = $node->safe_psql('postgres',
+		qq{SELECT min(id >> 23) FROM ids WHERE phase = '$r-after'});
+	cmp_ok($first, '>', $fence_before,
+		"$r: the load's IDs start after the fence stored before $how");
+	note "$r: the load's first ID $first, the stored fence $fence_before; fence waits "
+	  . ($waits1 - $waits0);
 	my $dups_after = check_ids($node, 'postgres', "$r: $how, clock behind the stored fence");
 	diag "$r: the load after $how repeated " . ($dups_after - $dups_before) . ' IDs'
 	  if $dups_after > $dups_before;
