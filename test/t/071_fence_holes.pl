@@ -499,6 +499,10 @@ for my $indexed (1, 0)
 		"$what: the new fence is behind the table's IDs");
 
 	my $after = $indexed ? 600000 : 300000;
+	# how far the clock is behind the last ID as the load starts: a loaded
+	# machine may take the 3 s to restart and connect
+	my $behind = $node->safe_psql($db,
+		qq{SELECT $last_s - extract(epoch FROM clock_timestamp())});
 	my $made = try_sql($node, $db, take('after', $after));
 	my ($waits, $refusals, $fence_waits) = split /\|/, waits_of($node, $db);
 	diag "$what: $made; clock_waits $waits, clock_refusals $refusals, fence_waits $fence_waits";
@@ -517,7 +521,12 @@ for my $indexed (1, 0)
 
 	if ($indexed)
 	{
-		ok($held, "$what: the table's own floor held the clock back (refused or waited)");
+	  SKIP:
+		{
+			skip "$what: the clock had passed the last ID when the load began ($behind s)", 1
+			  if $behind <= 0.05;
+			ok($held, "$what: the table's own floor held the clock back (refused or waited)");
+		}
 		check_ids($node, $db, $what);
 		follows($node, $db, 'after', $what);
 		next;
