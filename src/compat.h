@@ -16,6 +16,7 @@
 #include "replication/walsender_private.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "utils/guc.h"
 
 /* PostgreSQL 17 moved a backend's local transaction ID into MyProc->vxid. */
 #if PG_VERSION_NUM >= 170000
@@ -100,6 +101,21 @@ shardid_walsnd_is_physical(WalSnd *walsnd, pid_t pid)
 	LWLockRelease(ReplicationSlotControlLock);
 	return !logical;
 }
+#endif
+
+/*
+ * Restrict search_path to pg_catalog, pg_temp at the current GUC nesting
+ * level, as maintenance does when it runs as a table's owner: PostgreSQL
+ * 17 exported the step as RestrictSearchPath(); before, the same setting
+ * is made by name.
+ */
+#if PG_VERSION_NUM >= 170000
+#define shardid_restrict_search_path()	RestrictSearchPath()
+#else
+#define shardid_restrict_search_path() \
+	((void) set_config_option("search_path", "pg_catalog, pg_temp", \
+							  PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, \
+							  true, 0, false))
 #endif
 
 #endif							/* SHARDID_COMPAT_H */
