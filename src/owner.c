@@ -60,9 +60,16 @@ PG_FUNCTION_INFO_V1(shardid_rows_min);
 PG_FUNCTION_INFO_V1(shardid_rows_bounds);
 PG_FUNCTION_INFO_V1(shardid_as_owner);
 
-/* A query to run as a table's owner: its text and up to two int8 bounds. */
+/*
+ * A query to run as a table's owner: pre, the table's name, post (the name
+ * is looked up as the owner, who may use a schema the caller may not), or
+ * sql as it is; and up to two int8 bounds.
+ */
 typedef struct OwnerQuery
 {
+	Oid			relid;
+	const char *pre;
+	const char *post;
 	const char *sql;
 	int			nargs;
 	Datum		args[2];
@@ -119,7 +126,8 @@ owner_check(Oid relid, AclMode mode, LOCKMODE lockmode)
 
 /*
  * The table's name, schema-qualified and quoted, checked to name relid
- * (which the caller holds locked, so that it cannot be renamed).
+ * (which the caller holds locked, so that it cannot be renamed), as the
+ * role that runs the query.
  */
 static char *
 owner_relname(Oid relid)
@@ -158,6 +166,8 @@ owner_run(Oid owner, OwnerQuery *q, int ncols, Datum *values, bool *isnull)
 						   SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
 	shardid_restrict_search_path();
+	if (q->sql == NULL)
+		q->sql = psprintf("%s%s%s", q->pre, owner_relname(q->relid), q->post);
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -225,7 +235,9 @@ shardid_rows_count(PG_FUNCTION_ARGS)
 	Datum		value;
 	bool		isnull;
 
-	q.sql = psprintf("SELECT pg_catalog.count(*) FROM ONLY %s", owner_relname(relid));
+	q.relid = relid;
+	q.pre = "SELECT pg_catalog.count(*) FROM ONLY ";
+	q.post = "";
 	(void) owner_run(owner, &q, 1, &value, &isnull);
 	PG_RETURN_DATUM(value);
 }
@@ -247,10 +259,11 @@ shardid_rows_exist(PG_FUNCTION_ARGS)
 
 	owner_bound(fcinfo, &q, 2);
 	owner_bound(fcinfo, &q, 3);
-	q.sql = psprintf("SELECT EXISTS (SELECT FROM ONLY %s AS d"
-					 " WHERE ($1 IS NULL OR d.%s OPERATOR(pg_catalog.>=) $1)"
-					 " AND ($2 IS NULL OR d.%s OPERATOR(pg_catalog.<) $2))",
-					 owner_relname(relid), col, col);
+	q.relid = relid;
+	q.pre = "SELECT EXISTS (SELECT FROM ONLY ";
+	q.post = psprintf(" AS d WHERE ($1 IS NULL OR d.%s OPERATOR(pg_catalog.>=) $1)"
+					  " AND ($2 IS NULL OR d.%s OPERATOR(pg_catalog.<) $2))",
+					  col, col);
 	(void) owner_run(owner, &q, 1, &value, &isnull);
 	PG_RETURN_DATUM(value);
 }
@@ -270,9 +283,9 @@ shardid_rows_min(PG_FUNCTION_ARGS)
 	bool		isnull;
 
 	owner_bound(fcinfo, &q, 2);
-	q.sql = psprintf("SELECT pg_catalog.min(d.%s) FROM ONLY %s AS d"
-					 " WHERE $1 IS NULL OR d.%s OPERATOR(pg_catalog.>=) $1",
-					 col, owner_relname(relid), col);
+	q.relid = relid;
+	q.pre = psprintf("SELECT pg_catalog.min(d.%s) FROM ONLY ", col);
+	q.post = psprintf(" AS d WHERE $1 IS NULL OR d.%s OPERATOR(pg_catalog.>=) $1", col);
 	(void) owner_run(owner, &q, 1, &value, &isnull);
 	if (isnull)
 		PG_RETURN_NULL();
@@ -297,9 +310,10 @@ shardid_rows_bounds(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	q.sql = psprintf("SELECT pg_catalog.min(d.%s)::pg_catalog.int8, pg_catalog.max(d.%s)::pg_catalog.int8"
-					 " FROM %s AS d",
-					 col, col, owner_relname(relid));
+	q.relid = relid;
+	q.pre = psprintf("SELECT pg_catalog.min(d.%s)::pg_catalog.int8, pg_catalog.max(d.%s)::pg_catalog.int8"
+					 " FROM ", col, col);
+	q.post = " AS d";
 	(void) owner_run(owner, &q, 2, values, isnull);
 	tupdesc = BlessTupleDesc(tupdesc);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, isnull)));
