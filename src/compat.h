@@ -16,6 +16,7 @@
 #include "replication/walsender_private.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 
 /* PostgreSQL 17 moved a backend's local transaction ID into MyProc->vxid. */
@@ -101,6 +102,18 @@ shardid_walsnd_is_physical(WalSnd *walsnd, pid_t pid)
 	LWLockRelease(ReplicationSlotControlLock);
 	return !logical;
 }
+#endif
+
+/*
+ * May role member act as role (run a statement as it)?  PostgreSQL 16 split
+ * a membership's SET option from its INHERIT option; before, having a
+ * role's privileges meant being able to SET ROLE to it.
+ */
+#if PG_VERSION_NUM >= 160000
+#define shardid_can_act_as(member, role) \
+	(has_privs_of_role((member), (role)) && member_can_set_role((member), (role)))
+#else
+#define shardid_can_act_as(member, role)	has_privs_of_role((member), (role))
 #endif
 
 /*

@@ -323,9 +323,10 @@ shardid_rows_bounds(PG_FUNCTION_ARGS)
  * shardid_as_owner(rel regclass, statement text) returns int8: run one
  * statement of the extension's making (partition maintenance's ATTACH
  * PARTITION) as the owner of rel, in a security-restricted operation;
- * the rows it processed.  Only for a caller who has the owner's
- * privileges already (a member of the owning role, or a superuser): it
- * can only lessen the rights the statement runs with, never add to them.
+ * the rows it processed.  Only for a caller who may act as the owner
+ * already (a member of the owning role with its privileges and, on
+ * PostgreSQL 16 and later, the SET option; or a superuser): it can only
+ * lessen the rights the statement runs with, never add to them.
  * The statement names everything it touches schema-qualified (search_path
  * is pg_catalog, pg_temp).
  */
@@ -348,11 +349,11 @@ shardid_as_owner(PG_FUNCTION_ARGS)
 				 errmsg("relation with OID %u does not exist", relid)));
 	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
 	ReleaseSysCache(tuple);
-	if (!has_privs_of_role(GetUserId(), owner))
+	if (!shardid_can_act_as(GetUserId(), owner))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("must be owner of table %s", get_rel_name(relid)),
-				 errdetail("A statement runs as a table's owner only for a role that has the owner's privileges.")));
+				 errdetail("A statement runs as a table's owner only for a role that may act as the owner.")));
 	q.sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	PG_RETURN_INT64((int64) owner_run(owner, &q, 0, NULL, NULL));
 }
