@@ -7,6 +7,7 @@ OBJS = \
 	src/codec.o \
 	src/fence.o \
 	src/guard.o \
+	src/owner.o \
 	src/public_id.o \
 	src/report.o \
 	src/shardid.o \
@@ -23,7 +24,7 @@ DATA = released/shardid--1.0.sql released/shardid--1.0--1.1.sql \
 	released/shardid--1.1--1.2.sql released/shardid--1.2.sql
 DATA_built = shardid--1.3.sql shardid--1.2--1.3.sql
 
-REGRESS = codec errors shortcode markings next properties provision adopt partitions public vectors
+REGRESS = codec errors shortcode markings next properties provision adopt partitions owner_reads public vectors
 REGRESS_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid
 ISOLATION = concurrent drop provision_race
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --load-extension=shardid

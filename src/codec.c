@@ -107,6 +107,9 @@ shardid_shortcode_decode(const char *code, size_t len, int64_t *id,
 
 	if (len == 0)
 		return SHARDID_CODE_EMPTY;
+	/* the length first: no work in proportion to a long input */
+	if (len > SHARDID_SHORTCODE_MAXLEN)
+		return SHARDID_CODE_TOO_LONG;
 	for (i = 0; i < len; i++)
 	{
 		if (shortcode_digit((unsigned char) code[i]) < 0)
@@ -115,8 +118,6 @@ shardid_shortcode_decode(const char *code, size_t len, int64_t *id,
 			return SHARDID_CODE_BAD_CHAR;
 		}
 	}
-	if (len > SHARDID_SHORTCODE_MAXLEN)
-		return SHARDID_CODE_TOO_LONG;
 	if (len > 1 && code[0] == 'A')
 		return SHARDID_CODE_LEADING_ZERO;
 	for (i = 0; i < len; i++)

@@ -16,6 +16,8 @@
 #include "replication/walsender_private.h"
 #include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/guc.h"
 
 /* PostgreSQL 17 moved a backend's local transaction ID into MyProc->vxid. */
 #if PG_VERSION_NUM >= 170000
@@ -139,6 +141,33 @@ shardid_walsnd_is_physical(WalSnd *walsnd, pid_t pid)
 	LWLockRelease(ReplicationSlotControlLock);
 	return !logical;
 }
+#endif
+
+/*
+ * May role member act as role (run a statement as it)?  PostgreSQL 16 split
+ * a membership's SET option from its INHERIT option; before, having a
+ * role's privileges meant being able to SET ROLE to it.
+ */
+#if PG_VERSION_NUM >= 160000
+#define shardid_can_act_as(member, role) \
+	(has_privs_of_role((member), (role)) && member_can_set_role((member), (role)))
+#else
+#define shardid_can_act_as(member, role)	has_privs_of_role((member), (role))
+#endif
+
+/*
+ * Restrict search_path to pg_catalog, pg_temp at the current GUC nesting
+ * level, as maintenance does when it runs as a table's owner: PostgreSQL
+ * 17 exported the step as RestrictSearchPath(); before, the same setting
+ * is made by name.
+ */
+#if PG_VERSION_NUM >= 170000
+#define shardid_restrict_search_path()	RestrictSearchPath()
+#else
+#define shardid_restrict_search_path() \
+	((void) set_config_option("search_path", "pg_catalog, pg_temp", \
+							  PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, \
+							  true, 0, false))
 #endif
 
 #endif							/* SHARDID_COMPAT_H */

@@ -991,8 +991,22 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, bool wait,
 	 * The stored fence may be later than this server knows: a write
 	 * through another entry of this database, or one whose wait for the
 	 * standbys was cancelled.  The database's slots start again from it,
-	 * as after a restart, judged by the reach it was written with.
+	 * as after a restart, judged by the reach it was written with.  What
+	 * this server published is read again under the lock: a write
+	 * published between the first read and the lock is not one of those
+	 * (taken for one, it made every slot of the database start again at
+	 * the fence, a reach ahead of the clock, at nearly every write of a
+	 * database with many sequences: 1.6 inserts a second on 64 shards).
 	 */
+	published = guard_fence_read(db);
+	*limit = published;
+	if (seq_fence <= published)
+	{
+		*publish = -1;
+		db_fence_unlock(*relid);
+		*relid = InvalidOid;
+		return DB_COVERED;
+	}
 	disk = member_read(*relid);
 	if (disk > published && !is_transactional(*relid))
 	{
@@ -1763,11 +1777,15 @@ seq_carry(Oid seqid, int64 fence)
 	int64		stored;
 
 	seq_lock_bounded(seqid);
-	if (get_rel_relkind(seqid) != RELKIND_SEQUENCE)
-		return;					/* dropped meanwhile */
 	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqid));
-	if (!HeapTupleIsValid(tuple))
+	if (!HeapTupleIsValid(tuple) || get_rel_relkind(seqid) != RELKIND_SEQUENCE)
+	{
+		/* dropped meanwhile */
+		if (HeapTupleIsValid(tuple))
+			ReleaseSysCache(tuple);
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 		return;
+	}
 	seq = (Form_pg_sequence) GETSTRUCT(tuple);
 	fits = seq->seqincrement >= 1 && seq->seqincrement <= SHARDID_SEQ_PER_MS &&
 		seq->seqmax >= value;
@@ -1780,6 +1798,7 @@ seq_carry(Oid seqid, int64 fence)
 				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
 						get_rel_name(seqid)),
 				 errdetail("Its IDs are not held back after extension shardid is created again.")));
+		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 		return;
 	}
 
@@ -1798,11 +1817,13 @@ seq_carry(Oid seqid, int64 fence)
 		stored = nextval_internal(seqid, false);
 		SetUserIdAndSecContext(save_userid, save_sec_context);
 	}
-	if (stored >= value)
-		return;
-	seq_write_fence(seqid, fence);
-	if (shardid_shared)
-		shardid_slot_wrote(seqid, fence);
+	if (stored < value)
+	{
+		seq_write_fence(seqid, fence);
+		if (shardid_shared)
+			shardid_slot_wrote(seqid, fence);
+	}
+	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
 }
 
 void

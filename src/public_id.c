@@ -20,9 +20,9 @@
  * postgresql.auto.conf, which base backups copy.  The emit_log_hook below
  * rewrites what would carry a key: the postmaster's report of a reloaded
  * value ("parameter ... changed to ..."), a superuser's statement that
- * names the setting, and any message with something that looks like a
- * key (a configuration file's syntax error, a mistyped ALTER SYSTEM, a
- * RAISE), whose hex digits it hides.
+ * names the setting, a configuration file's syntax error (whose hex
+ * digits it hides), and any message with a key in it (a mistyped ALTER
+ * SYSTEM, a RAISE), whose key it hides, and nothing more.
  *
  * Each backend parses the list, and expands the keys, once for each value
  * the setting takes: the assign hook marks the parse stale, and the next
@@ -83,25 +83,29 @@ shardid_public_id_keys_assign(const char *newval, void *extra)
 }
 
 /*
- * Key material in a text, as the log hook looks for it.  A key is 32 hex
- * digits; mistyped, it may be longer or shorter, or cut in two.
+ * Keys in a text, as the log hook looks for them: what it hides is a key's
+ * 32 hex digits, and nothing else, so that no role can make it hide more
+ * of its own statements than a key (issue 31: a comment "1:00000000" once
+ * made every run of 8 hex digits vanish from a role's log lines, and its
+ * errors' STATEMENT line).  A key is
  *
- * - SCAN_NAMES_SETTING: the text names the setting ("public_id_keys", in
- *   any case).
- * - SCAN_KEY_MATERIAL: a run of KEY_ENTRY_RUN hex digits or more after a
- *   version and a colon ("1:0001..."), as in a list of keys; or a run of
- *   KEY_NAMED_RUN or more in a text that names "public_id_key" (so a
- *   statement that misspells the rest of the setting's name, or drops the
- *   version, is caught too); or one of the configured keys, alone.
+ * - one of the configured keys (in any case), wherever it stands, even
+ *   inside a longer run of hex digits; or
+ * - a run of exactly KEY_HEXLEN hex digits after "VERSION:" (blanks
+ *   allowed), the form of an entry of the list: a retired key, or one
+ *   about to be configured.
  *
- * One pass, no allocation: the hook runs for every message logged.
+ * Apart from these, the hook hides the statement of a superuser that names
+ * the setting (hide_statement_text), and every run of HIDDEN_RUN hex
+ * digits or more in a configuration file's syntax error (a message of the
+ * server's about a file only a superuser writes, where a mistyped key may
+ * have any length).  Finding keys takes one pass and no allocation: the
+ * hook runs for every message logged.
  */
-#define SCAN_NAMES_SETTING	0x01
-#define SCAN_KEY_MATERIAL	0x02
-#define KEY_ENTRY_RUN		8
-#define KEY_NAMED_RUN		16
-/* in a message that holds key material, runs this long are hidden */
+#define KEY_HEXLEN			SHARDID_SPECK_KEY_HEXLEN
+/* in a configuration file's syntax error, runs this long are hidden */
 #define HIDDEN_RUN			8
+#define HIDDEN_KEY			"<32 hex digits hidden>"
 
 static bool
 is_hex(char c)
@@ -110,19 +114,31 @@ is_hex(char c)
 }
 
 /*
- * Is the run of len hex digits at start a key of the setting's value (in
- * any case)?  So a configured key pasted alone is caught too.
+ * Are the KEY_HEXLEN hex digits at start a configured key (in any case)?
+ * Each run of KEY_HEXLEN hex digits or more in the setting's text is
+ * compared by its first KEY_HEXLEN.
  */
 static bool
-configured_key(const char *start, size_t len)
+configured_key(const char *start)
 {
 	const char *v = shardid_public_id_keys;
+	const char *run;
 
-	if (v == NULL || len != SHARDID_SPECK_KEY_HEXLEN)
+	if (v == NULL)
 		return false;
-	for (; *v != '\0'; v++)
-		if (pg_strncasecmp(v, start, len) == 0)
+	while (*v != '\0')
+	{
+		if (!is_hex(*v))
+		{
+			v++;
+			continue;
+		}
+		run = v;
+		while (is_hex(*v))
+			v++;
+		if (v - run >= KEY_HEXLEN && pg_strncasecmp(run, start, KEY_HEXLEN) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -142,48 +158,76 @@ after_version(const char *text, const char *start)
 	return q > text && q[-1] >= '0' && q[-1] <= '9';
 }
 
-static int
-scan_keys(const char *text)
+/*
+ * The first key (KEY_HEXLEN hex digits) in text at or after p, or NULL.
+ * p is at the start of text or just after a key found before.
+ */
+static const char *
+next_key(const char *text, const char *p)
 {
-	int			flags = 0;
-	bool		names_key = false;
-	bool		long_run = false;
-	const char *p = text;
-
-	if (text == NULL)
-		return 0;
 	while (*p != '\0')
 	{
-		if (is_hex(*p))
-		{
-			const char *start = p;
+		const char *start;
+		const char *w;
 
-			while (is_hex(*p))
-				p++;
-			if ((p - start >= KEY_ENTRY_RUN && after_version(text, start)) ||
-				configured_key(start, p - start))
-				flags |= SCAN_KEY_MATERIAL;
-			if (p - start >= KEY_NAMED_RUN)
-				long_run = true;
+		if (!is_hex(*p))
+		{
+			p++;
 			continue;
 		}
-		if ((*p == 'p' || *p == 'P') &&
-			pg_strncasecmp(p, PUBLIC_ID_KEYS_TAIL, strlen(PUBLIC_ID_KEYS_TAIL) - 1) == 0)
-		{
-			names_key = true;
-			if (pg_strncasecmp(p, PUBLIC_ID_KEYS_TAIL, strlen(PUBLIC_ID_KEYS_TAIL)) == 0)
-				flags |= SCAN_NAMES_SETTING;
-		}
-		p++;
+		start = p;
+		while (is_hex(*p))
+			p++;
+		if (p - start == KEY_HEXLEN && after_version(text, start))
+			return start;
+		for (w = start; p - w >= KEY_HEXLEN; w++)
+			if (configured_key(w))
+				return w;
 	}
-	if (names_key && long_run)
-		flags |= SCAN_KEY_MATERIAL;
-	return flags;
+	return NULL;
+}
+
+/* Does text name the setting ("public_id_keys", in any case)? */
+static bool
+names_setting(const char *text)
+{
+	const char *p;
+
+	if (text == NULL)
+		return false;
+	for (p = text; *p != '\0'; p++)
+		if ((*p == 'p' || *p == 'P') &&
+			pg_strncasecmp(p, PUBLIC_ID_KEYS_TAIL, strlen(PUBLIC_ID_KEYS_TAIL)) == 0)
+			return true;
+	return false;
+}
+
+/* text with each key replaced by HIDDEN_KEY; text itself if it has none. */
+static char *
+hide_keys(char *text)
+{
+	StringInfoData buf;
+	const char *copied;
+	const char *key;
+
+	if (text == NULL || (key = next_key(text, text)) == NULL)
+		return text;
+	initStringInfo(&buf);
+	copied = text;
+	do
+	{
+		appendBinaryStringInfo(&buf, copied, key - copied);
+		appendStringInfoString(&buf, HIDDEN_KEY);
+		copied = key + KEY_HEXLEN;
+	} while ((key = next_key(text, copied)) != NULL);
+	appendStringInfoString(&buf, copied);
+	return buf.data;
 }
 
 /*
  * text with every run of HIDDEN_RUN hex digits or more replaced by
- * "<N hex digits hidden>"; text itself if it has none.
+ * "<N hex digits hidden>"; text itself if it has none.  Only for a
+ * configuration file's syntax error.
  */
 static char *
 hide_hex_runs(char *text)
@@ -235,7 +279,7 @@ hide_statement_text(ErrorData *edata)
 {
 	edata->hide_stmt = true;
 	if (edata->message_id != NULL && edata->message != NULL &&
-		(scan_keys(edata->message) & SCAN_NAMES_SETTING) &&
+		names_setting(edata->message) &&
 		(strncmp(edata->message_id, "statement: ", 11) == 0 ||
 		 strncmp(edata->message_id, "duration: ", 10) == 0 ||
 		 strcmp(edata->message_id, "%s %s%s%s: %s") == 0))
@@ -264,14 +308,16 @@ hide_statement_text(ErrorData *edata)
  *   duration; their DETAIL (bind parameters) too.  A plain role's
  *   statement that names the setting is logged as any other, so naming it
  *   in a comment hides nothing from an auditor.
- * - Key material (scan_keys) anywhere: in the statement being run, or in
- *   the message, its detail, hint, context or internal query; and a
- *   configuration file's syntax error, which quotes the token it stopped
- *   at ("near token \"'2:...'\"", a key list that lacks a comma).  Then
- *   every run of HIDDEN_RUN hex digits or more in those
- *   fields is replaced by "<N hex digits hidden>" (the rest of a plain
- *   role's statement stays in the log), and the STATEMENT line, which
- *   elog.c prints from the statement itself, is left out.
+ * - A configuration file's syntax error, which quotes the token it
+ *   stopped at ("near token \"'2:...'\"", a key list that lacks a comma):
+ *   every run of HIDDEN_RUN hex digits or more is hidden.
+ * - Keys (next_key) anywhere else: in the message, its detail, hint,
+ *   context or internal query, each key's 32 digits are replaced by
+ *   HIDDEN_KEY and the rest is kept.  The STATEMENT line, which elog.c
+ *   prints from the statement itself, cannot be rewritten: when the
+ *   statement holds a key, the line is left out and the statement, its
+ *   keys hidden, is logged in its place as the QUERY line (unless the
+ *   error has one of its own), so that a role's errors stay in the log.
  *
  * The configuration files are read before shared_preload_libraries are
  * loaded when the server starts: a syntax error then is logged before
@@ -281,47 +327,35 @@ hide_statement_text(ErrorData *edata)
 void
 shardid_public_id_emit_log(ErrorData *edata)
 {
-	bool		hide = false;
-
 	if (edata->message_id != NULL && edata->message != NULL &&
 		strcmp(edata->message_id, "parameter \"%s\" changed to \"%s\"") == 0 &&
 		strstr(edata->message, PUBLIC_ID_KEYS_NAME) != NULL)
 		edata->message = pstrdup("parameter \"" PUBLIC_ID_KEYS_NAME "\" changed");
 	else if (edata->message_id != NULL &&
 			 strncmp(edata->message_id, "syntax error in file ", 21) == 0)
-		hide = true;
+		edata->message = hide_hex_runs(edata->message);
 
 	if (debug_query_string != NULL)
 	{
-		int			flags = scan_keys(debug_query_string);
-
-		if ((flags & SCAN_NAMES_SETTING) && is_superuser_session())
+		if (names_setting(debug_query_string) && is_superuser_session())
 			hide_statement_text(edata);
-		if (flags & SCAN_KEY_MATERIAL)
+		if (!edata->hide_stmt && next_key(debug_query_string, debug_query_string) != NULL)
 		{
 			edata->hide_stmt = true;
-			hide = true;
+			if (edata->internalquery == NULL)
+			{
+				edata->internalquery = hide_keys(pstrdup(debug_query_string));
+				edata->internalpos = 0;
+			}
 		}
 	}
 
-	if (!hide &&
-		((scan_keys(edata->message) | scan_keys(edata->detail) |
-		  scan_keys(edata->detail_log) | scan_keys(edata->hint) |
-		  scan_keys(edata->context) | scan_keys(edata->internalquery)) & SCAN_KEY_MATERIAL))
-	{
-		/* the statement may hold the key in another form: leave it out */
-		edata->hide_stmt = true;
-		hide = true;
-	}
-	if (hide)
-	{
-		edata->message = hide_hex_runs(edata->message);
-		edata->detail = hide_hex_runs(edata->detail);
-		edata->detail_log = hide_hex_runs(edata->detail_log);
-		edata->hint = hide_hex_runs(edata->hint);
-		edata->context = hide_hex_runs(edata->context);
-		edata->internalquery = hide_hex_runs(edata->internalquery);
-	}
+	edata->message = hide_keys(edata->message);
+	edata->detail = hide_keys(edata->detail);
+	edata->detail_log = hide_keys(edata->detail_log);
+	edata->hint = hide_keys(edata->hint);
+	edata->context = hide_keys(edata->context);
+	edata->internalquery = hide_keys(edata->internalquery);
 
 	if (shardid_prev_emit_log_hook)
 		shardid_prev_emit_log_hook(edata);

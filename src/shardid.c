@@ -30,6 +30,7 @@
 #include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
 #include "utils/acl.h"
@@ -639,7 +640,8 @@ shardid_from_shortcode(PG_FUNCTION_ARGS)
 		case SHARDID_CODE_TOO_LONG:
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("shortcode \"%s\" is too long", text_to_cstring(code)),
+					 errmsg("shortcode \"%s...\" is too long",
+							pnstrdup(s, pg_mbcliplen(s, (int) len, SHARDID_SHORTCODE_MAXLEN))),
 					 errdetail("A shortcode has at most %d characters.",
 							   SHARDID_SHORTCODE_MAXLEN)));
 			break;

@@ -195,6 +195,14 @@ export function toShortcode(id) {
 export function fromShortcode(code) {
   if (typeof code !== 'string') throw new TypeError(`a shortcode is a string, not ${typeof code}`);
   if (code === '') throw new ShardidError('22P02', 'shortcode is empty', 'a shortcode has 1 to 11 characters');
+  // The length first, in UTF-8 bytes as the server counts it (more UTF-16
+  // units than that are more bytes too): no work in proportion to a long
+  // input, and only its first bytes in the message.
+  const head = Buffer.from(code.slice(0, 12), 'utf8');
+  if (code.length > 11 || head.length > 11) {
+    const shown = new TextDecoder('utf-8', { fatal: false }).decode(head.subarray(0, 11)).replace(/\uFFFD$/, '');
+    throw new ShardidError('22003', `shortcode "${shown}..." is too long`, 'a shortcode has at most 11 characters');
+  }
   let i = 0;
   for (const c of code) {
     if (!DIGIT.has(c)) {
@@ -204,7 +212,6 @@ export function fromShortcode(code) {
     }
     i += c.length;
   }
-  if (code.length > 11) throw new ShardidError('22003', `shortcode "${code}" is too long`, 'a shortcode has at most 11 characters');
   if (code.length > 1 && code[0] === 'A') {
     throw new ShardidError('22P02', `shortcode "${code}" has a leading "A"`,
       '"A" is the digit zero; shortcodes are written without leading zeros');

@@ -150,8 +150,10 @@ BEGIN
 
 	-- Existing keys must stay below every ID the new default can make:
 	-- those have a time field at or after now, in the database's epoch.
-	EXECUTE pg_catalog.format('SELECT pg_catalog.min(%I), pg_catalog.max(%I) FROM %s', col, col, tbl)
-	   INTO min_id, max_id;
+	-- They are read as the table's owner, in a security-restricted
+	-- operation (shardid_rows_bounds): planning the query runs the
+	-- table's code (index predicates, policies), never as the caller.
+	SELECT b.lo, b.hi INTO min_id, max_id FROM @extschema@.shardid_rows_bounds(tbl, col) AS b;
 	epoch := @extschema@.shardid_epoch();
 	first_id := @extschema@.shardid_encode(pg_catalog.clock_timestamp(), shard, 0, epoch);
 	IF max_id >= first_id THEN

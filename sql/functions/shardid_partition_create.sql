@@ -84,8 +84,12 @@ BEGIN
 								  pg_catalog.pg_get_userbyid(par.relowner));
 	END IF;
 	moved := @extschema@.shardid_partition_move(parent, partition_name, range_start, range_end, epoch);
-	EXECUTE pg_catalog.format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
-							  par.nspname, par.relname, par.nspname, partition_name, lo_id, hi_id);
+	-- As the owner, in a security-restricted operation: attaching plans
+	-- the tables' CHECK constraints and builds their indexes, the owner's
+	-- code, which must not run as a more privileged caller.
+	PERFORM @extschema@.shardid_as_owner(parent,
+		pg_catalog.format('ALTER TABLE %I.%I ATTACH PARTITION %I.%I FOR VALUES FROM (%L) TO (%L)',
+						  par.nspname, par.relname, par.nspname, partition_name, lo_id, hi_id));
 	partition := pg_catalog.format('%I.%I', par.nspname, partition_name);
 	action := 'created';
 END

@@ -58,9 +58,8 @@ BEGIN
 
 	IF par.def_oid IS NOT NULL THEN
 		BEGIN
-			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $2 AND d.%I < $1)',
-									  par.def_nspname, par.def_relname, par.keyname, par.keyname)
-			   INTO due USING cutoff, first_id;
+			-- read as the owner, in a security-restricted operation
+			due := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, first_id, cutoff);
 			IF due THEN
 				IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
 							WHERE fk.contype = 'f'
@@ -90,9 +89,7 @@ BEGIN
 				range_end := pg_catalog.now() - retain;
 				RETURN NEXT;
 			END IF;
-			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
-									  par.def_nspname, par.def_relname, par.keyname)
-			   INTO kept_rows USING LEAST(cutoff, first_id);
+			kept_rows := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, NULL, LEAST(cutoff, first_id));
 			IF kept_rows THEN
 				partition := pg_catalog.format('%I.%I', par.def_nspname, par.def_relname);
 				action := 'kept';
@@ -113,7 +110,7 @@ BEGIN
 	END IF;
 
 	FOR gone IN
-		SELECT b.nspname, b.relname, b.lo, b.hi, c.relrowsecurity, c.relforcerowsecurity, c.relowner
+		SELECT b.partition, b.nspname, b.relname, b.lo, b.hi, c.relrowsecurity, c.relforcerowsecurity, c.relowner
 		  FROM @extschema@.shardid_partition_ranges(parent) AS b
 		  JOIN pg_catalog.pg_class AS c ON c.oid = b.partition
 		 WHERE b.hi <= cutoff::pg_catalog.numeric
@@ -124,17 +121,17 @@ BEGIN
 		range_end := CASE WHEN gone.hi >= 0 THEN @extschema@.shardid_created_at(gone.hi::pg_catalog.int8, epoch) END;
 		moved := 0;
 		-- Below the first ID: kept.  The one partition that holds the
-		-- first ID goes if it holds no key below it, where looking runs
-		-- no other role's code (no row security, or the caller acts as
-		-- its owner); else it is kept too.
+		-- first ID goes if it holds no key below it, where the owner's
+		-- look (shardid_rows_exist: as the owner, in a security-restricted
+		-- operation) is the caller's (no row security, or the caller acts
+		-- as its owner); else it is kept too.
 		below := gone.lo < first_id;
 		IF below AND gone.hi > first_id
 		   AND (NOT gone.relrowsecurity
 				OR (pg_catalog.pg_has_role(gone.relowner, 'USAGE') AND NOT gone.relforcerowsecurity)) THEN
 			BEGIN
-				EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I < $1)',
-										  gone.nspname, gone.relname, par.keyname)
-				   INTO below USING first_id;
+				below := @extschema@.shardid_rows_exist(gone.partition::pg_catalog.regclass, par.keyname, NULL,
+														first_id);
 			EXCEPTION WHEN lock_not_available THEN
 				action := 'busy';
 				RETURN NEXT;

@@ -66,11 +66,11 @@ BEGIN
 	BEGIN
 		-- The default partition, after the parent: when it holds rows
 		-- from the cutoff on, or a wanted partition is missing (ATTACH
-		-- would lock it anyway).  Nothing can reach it meanwhile.
+		-- would lock it anyway).  Nothing can reach it meanwhile.  It is
+		-- read as its owner, in a security-restricted operation
+		-- (shardid_rows_exist, shardid_rows_min), never as the caller.
 		IF par.def_oid IS NOT NULL THEN
-			EXECUTE pg_catalog.format('SELECT EXISTS (SELECT FROM ONLY %I.%I AS d WHERE d.%I >= $1)',
-									  par.def_nspname, par.def_relname, par.keyname)
-			   INTO due USING lo_min;
+			due := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, lo_min, NULL);
 			IF due OR EXISTS (
 				SELECT FROM (SELECT @extschema@.shardid_floor(GREATEST(w.s, epoch), epoch)::pg_catalog.numeric AS lo,
 									@extschema@.shardid_floor(w.s + step, epoch)::pg_catalog.numeric AS hi
@@ -87,9 +87,7 @@ BEGIN
 			IF due THEN
 				v := lo_min;
 				LOOP
-					EXECUTE pg_catalog.format('SELECT pg_catalog.min(d.%I) FROM ONLY %I.%I AS d WHERE d.%I >= $1',
-											  par.keyname, par.def_nspname, par.def_relname, par.keyname)
-					   INTO v USING v;
+					v := @extschema@.shardid_rows_min(par.def_oid, par.keyname, v);
 					EXIT WHEN v IS NULL OR v < 0;
 					t := @extschema@.shardid_partition_step_start(@extschema@.shardid_created_at(v, epoch), step);
 					EXIT WHEN t + step > pl.horizon;

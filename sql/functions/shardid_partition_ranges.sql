@@ -1,6 +1,9 @@
 -- The range partitions of a parent, with their bounds as numerics
 -- (MINVALUE and MAXVALUE one past the int8 range).  The default partition
--- and partitions of other strategies are not listed.
+-- and partitions of other strategies are not listed.  The bounds are
+-- deparsed without the partition (pg_get_expr with relation 0: a bound
+-- holds constants only), so that no partition is opened or locked: a
+-- role's lock on its partition never holds up a reader.
 CREATE FUNCTION shardid_partition_ranges(
 	parent pg_catalog.regclass,
 	OUT partition pg_catalog.oid,
@@ -20,7 +23,7 @@ AS $fn$
 	  FROM pg_catalog.pg_inherits AS h
 	  JOIN pg_catalog.pg_class AS pc ON pc.oid = h.inhrelid
 	  JOIN pg_catalog.pg_namespace AS pn ON pn.oid = pc.relnamespace,
-		   pg_catalog.regexp_match(pg_catalog.pg_get_expr(pc.relpartbound, pc.oid),
+		   pg_catalog.regexp_match(pg_catalog.pg_get_expr(pc.relpartbound, 0),
 								   '^FOR VALUES FROM \((MINVALUE|''-?[0-9]+'')\) TO \((MAXVALUE|''-?[0-9]+'')\)$') AS m
 	 WHERE h.inhparent = parent
 	   AND m IS NOT NULL

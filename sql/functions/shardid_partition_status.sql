@@ -91,10 +91,13 @@ BEGIN
 		-- purpose, so that its lock goes with it: over thousands of tables
 		-- the status would otherwise hold a lock per table and fill the
 		-- lock table.
-		-- Only where counting runs no other role's code: the caller acts as
-		-- the table's owner, or the default partition has no row security
-		-- (whose policies would run as the caller).  A wait for its lock
-		-- is bounded: NULL after a second.
+		-- Counted as the table's owner, in a security-restricted operation
+		-- (shardid_rows_count), so that the planning and the scan run the
+		-- owner's code (index predicates, policies) with the owner's
+		-- rights, never the reader's; and only where the owner's count is
+		-- the caller's (the caller acts as the owner, or the default
+		-- partition has no row security).  A wait for its lock is bounded:
+		-- NULL after a second; so is a partition that cannot be read.
 		default_partition := NULLIF(l.partdefid, 0)::pg_catalog.regclass;
 		default_rows := NULL;
 		IF default_partition IS NOT NULL
@@ -104,14 +107,13 @@ BEGIN
 						  AND (pg_catalog.pg_has_role(d.relowner, 'USAGE') OR NOT d.relrowsecurity)) THEN
 			BEGIN
 				PERFORM pg_catalog.set_config('lock_timeout', '1000', true);
-				EXECUTE pg_catalog.format('SELECT pg_catalog.count(*) FROM ONLY %s', default_partition)
-				   INTO default_rows;
+				default_rows := @extschema@.shardid_rows_count(default_partition);
 				RAISE EXCEPTION USING ERRCODE = 'SD001';
 			EXCEPTION
 				WHEN SQLSTATE 'SD001' THEN
 					NULL;		-- default_rows is kept: variables are not rolled back
-				WHEN lock_not_available THEN
-					default_rows := NULL;
+				WHEN OTHERS THEN
+					default_rows := NULL;	-- a lock wait ran out, or it cannot be read
 			END;
 		END IF;
 		last_run := l.ran_at;

@@ -61,7 +61,11 @@ DECLARE
 	fence pg_catalog.int8 := pg_catalog.pg_sequence_last_value('@extschema@.shardid_fence'::pg_catalog.regclass);
 	fence_value pg_catalog.int8;
 	s record;
+	seq pg_catalog.regclass;
 	v pg_catalog.int8;
+	todo pg_catalog.regclass[] := '{}';
+	busy pg_catalog.regclass[];
+	old_timeout pg_catalog.text := pg_catalog.current_setting('lock_timeout');
 BEGIN
 	IF fence IS NULL OR fence OPERATOR(pg_catalog.<) 0 THEN
 		RETURN;
@@ -82,6 +86,7 @@ BEGIN
 								  AND p.proname OPERATOR(pg_catalog.=) 'shardid_next')
 		   AND ds.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
 		   AND c.relpersistence OPERATOR(pg_catalog.=) 'p'
+		 ORDER BY 1
 	LOOP
 		IF s.seqmax OPERATOR(pg_catalog.<) (INT8 '1' OPERATOR(pg_catalog.<<) 50)
 		   OR s.seqincrement OPERATOR(pg_catalog.<) 1
@@ -92,12 +97,42 @@ BEGIN
 				HINT = pg_catalog.format('ALTER SEQUENCE %s AS bigint NO MAXVALUE NO CYCLE INCREMENT BY 1; shardid_next refuses it until then.', s.seq);
 			CONTINUE;
 		END IF;
-		-- the value as stored, also one set with is_called false
-		v := @extschema@.shardid_sequence_value(s.seq);
-		IF v OPERATOR(pg_catalog.<) fence_value THEN
-			PERFORM pg_catalog.setval(s.seq, fence_value, false);
-		END IF;
+		todo := todo OPERATOR(pg_catalog.||) s.seq;
 	END LOOP;
+
+	-- Each wait for a sequence's lock (which its owner, or a role with
+	-- ALTER SEQUENCE's rights, may hold as long as it likes) is bounded: a
+	-- second, then two more tries a second apart; a sequence still locked
+	-- is left as it is, and named in a WARNING.  The update holds the
+	-- extension's views meanwhile (shardid_fence_status waits for it), so
+	-- it never waits longer than that.
+	PERFORM pg_catalog.set_config('lock_timeout', '1000', true);
+	FOR attempt IN 1 .. 3 LOOP
+		busy := '{}';
+		FOREACH seq IN ARRAY todo LOOP
+			BEGIN
+				-- the value as stored, also one set with is_called false
+				v := @extschema@.shardid_sequence_value(seq);
+				IF v OPERATOR(pg_catalog.<) fence_value THEN
+					PERFORM pg_catalog.setval(seq, fence_value, false);
+				END IF;
+			EXCEPTION WHEN lock_not_available THEN
+				busy := busy OPERATOR(pg_catalog.||) seq;
+			END;
+		END LOOP;
+		todo := busy;
+		EXIT WHEN pg_catalog.cardinality(todo) OPERATOR(pg_catalog.=) 0 OR attempt OPERATOR(pg_catalog.=) 3;
+		PERFORM pg_catalog.pg_sleep(1);
+	END LOOP;
+	PERFORM pg_catalog.set_config('lock_timeout', old_timeout, true);
+	IF pg_catalog.cardinality(todo) OPERATOR(pg_catalog.>) 0 THEN
+		RAISE WARNING USING
+			MESSAGE = pg_catalog.format('the update did not write the durable fence into %s sequences: other sessions held their locks',
+										pg_catalog.cardinality(todo)),
+			DETAIL = pg_catalog.format('Sequences %s were locked at each of 3 tries, 1 s each, a second apart; they were left as they were.',
+									   pg_catalog.array_to_string(todo::pg_catalog.text[], ', ')),
+			HINT = 'Nothing is lost: shardid_next writes a sequence''s fence before its next ID.  Until then a dump of such a sequence carries no fence; have each issue one ID once its lock is free.';
+	END IF;
 END
 $fences$;
 

@@ -40,10 +40,14 @@ SELECT count(*) AS widths_round_tripped
 -- Bad shortcodes.
 SELECT err($$SELECT shardid_from_shortcode('DoUl90+FPfp')$$);   -- bad character
 SELECT err($$SELECT shardid_from_shortcode('DoUl90AFPf=')$$);   -- padding
-SELECT err($$SELECT shardid_from_shortcode('DoUl 90AFPfp')$$);  -- space
+SELECT err($$SELECT shardid_from_shortcode('DoUl 90AFPf')$$);   -- space
+SELECT err($$SELECT shardid_from_shortcode('DoUl 90AFPfp')$$);  -- 12 characters: too long, whatever they are
 SELECT err($$SELECT shardid_from_shortcode('DoUlé')$$);         -- not ASCII
 SELECT err($$SELECT shardid_from_shortcode('')$$);              -- empty
 SELECT err($$SELECT shardid_from_shortcode('BAAAAAAAAAAA')$$);  -- 12 digits: too long
+SELECT err($$SELECT shardid_from_shortcode('DoUl90AFPfé')$$);   -- 11 characters, 12 bytes
+-- a long input is refused by its length, and shown cut (at a character)
+SELECT err($$SELECT shardid_from_shortcode(repeat('é', 1000000) || '+')$$);
 SELECT err($$SELECT shardid_from_shortcode('IAAAAAAAAAA')$$);   -- 2^63: over 63 bits
 SELECT err($$SELECT shardid_from_shortcode('___________')$$);   -- 2^66 - 1
 SELECT err($$SELECT shardid_from_shortcode('ADoUl90AFPf')$$);   -- leading A

@@ -11,6 +11,9 @@
 #     else: refused before max() runs, and she is no superuser;
 #   - the table renamed and a view of hers in its place, whose column
 #     calls that function: refused the same way;
+#   - a partial index of hers WHERE an IMMUTABLE function that calls that
+#     one (planning max(id) runs it, issue 31): the largest id is read, as
+#     appo, and she is no superuser;
 #   - while the tool holds the shard's schema, her ALTER SCHEMA ... RENAME
 #     waits for it: the name the tool reads by stays the schema's.
 # The reader is tools/shardid_fleet's checked_max_id, called as the move
@@ -33,6 +36,7 @@ $node->start;
 
 $node->safe_psql(
 	'postgres', q{
+CREATE EXTENSION shardid;
 CREATE ROLE appo LOGIN;
 GRANT CREATE ON DATABASE postgres TO appo;
 CREATE SCHEMA shard_0042 AUTHORIZATION appo;
@@ -80,6 +84,25 @@ sub appo_super
 }
 
 is(read_max('posts'), 'ok 1000', 'her table as it should be: the largest id is read');
+
+# A partial index whose predicate runs her function when max(id) is
+# planned.  The trap is live: the superuser's own max(id) would run it.
+$node->safe_psql(
+	'postgres', q{
+SET ROLE appo;
+CREATE FUNCTION shard_0042.imm() RETURNS bool LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RETURN shard_0042.evil_int8(NULL::shard_0042.posts) = 0;
+END $$;
+CREATE INDEX posts_trap ON shard_0042.posts (id) WHERE shard_0042.imm();
+});
+is(read_max('posts'), 'ok 1000', 'her table with a partial index of hers: the largest id is read');
+is(appo_super(), 'f', 'her partial index: appo is not a superuser');
+$node->safe_psql('postgres', 'BEGIN; SELECT max(id) FROM shard_0042.posts; ROLLBACK');
+is(appo_super(), 'f', 'the trap was undone with the transaction that ran it');
+$node->safe_psql('postgres', q{SELECT max(id) FROM shard_0042.posts});
+is(appo_super(), 't', 'the trap is live: the superuser\'s own max(id) runs it');
+$node->safe_psql('postgres', q{ALTER ROLE appo NOSUPERUSER; DROP INDEX shard_0042.posts_trap});
 
 # The id of a type of hers, with an implicit cast to bigint.
 $node->safe_psql(

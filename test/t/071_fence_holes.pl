@@ -336,6 +336,7 @@ $fence_and_max;});
 	my $dups_before = check_ids($node, 'postgres', "$r: before the restart");
 
 	my $fence_s = fence_seconds($node, 'postgres');
+	my $fence_before = fence_of($node, 'postgres');
 	ok(restart_behind($node, $clock1, $how, $fence_s, 3),
 		"$r: after $how, the clock starts 3 s behind the stored fence");
 	ok(wait_until_behind($node, $fence_s, 0.6),
@@ -345,8 +346,16 @@ SELECT coalesce((SELECT fence_waits FROM shardid_stats WHERE sequence = 's'::reg
 	my ($waits0, $waits1) = split /\n/, $node->safe_psql('postgres',
 		"$fence_waits;\n" . take("$r-after", 600000) . ";\n$fence_waits",
 		timeout => $timeout);
-	cmp_ok($waits1, '>', $waits0,
-		"$r: the load waited for the clock to pass the stored fence");
+	# What must hold is that the load's IDs start after the stored fence;
+	# whether its first call still found the clock behind the fence, and
+	# waited, depends on how long a loaded machine takes to connect after
+	# the clock came within 0.6 s of it (so it is reported, not asserted)
+	my $first = $node->safe_psql('postgres',
+		qq{SELECT min(id >> 23) FROM ids WHERE phase = '$r-after'});
+	cmp_ok($first, '>', $fence_before,
+		"$r: the load's IDs start after the fence stored before $how");
+	note "$r: the load's first ID $first, the stored fence $fence_before; fence waits "
+	  . ($waits1 - $waits0);
 	my $dups_after = check_ids($node, 'postgres', "$r: $how, clock behind the stored fence");
 	diag "$r: the load after $how repeated " . ($dups_after - $dups_before) . ' IDs'
 	  if $dups_after > $dups_before;
@@ -490,13 +499,19 @@ for my $indexed (1, 0)
 		"$what: the new fence is behind the table's IDs");
 
 	my $after = $indexed ? 600000 : 300000;
+	# how far the clock is behind the last ID as the load starts: a loaded
+	# machine may take the 3 s to restart and connect
+	my $behind = $node->safe_psql($db,
+		qq{SELECT $last_s - extract(epoch FROM clock_timestamp())});
 	my $made = try_sql($node, $db, take('after', $after));
-	my ($waits, $refusals) = split /\|/, waits_of($node, $db);
-	diag "$what: $made; clock_waits $waits, clock_refusals $refusals";
+	my ($waits, $refusals, $fence_waits) = split /\|/, waits_of($node, $db);
+	diag "$what: $made; clock_waits $waits, clock_refusals $refusals, fence_waits $fence_waits";
 	like($made,
 		qr/^(no error|55000: system clock moved backwards by \d+ ms|55000: system clock is \d+ ms behind the durable fence)$/,
 		"$what: the load went through or was refused with 55000");
-	my $held = $made ne 'no error' || $waits > 0;
+	# a wait for the fence that DROP EXTENSION wrote into the sequence
+	# (since 1.3) holds it back too
+	my $held = $made ne 'no error' || $waits > 0 || $fence_waits > 0;
 	if ($made ne 'no error')
 	{
 		ok(wait_until_behind($node, $last_s, -0.01),
@@ -506,7 +521,12 @@ for my $indexed (1, 0)
 
 	if ($indexed)
 	{
-		ok($held, "$what: the table's own floor held the clock back (refused or waited)");
+	  SKIP:
+		{
+			skip "$what: the clock had passed the last ID when the load began ($behind s)", 1
+			  if $behind <= 0.05;
+			ok($held, "$what: the table's own floor held the clock back (refused or waited)");
+		}
 		check_ids($node, $db, $what);
 		follows($node, $db, 'after', $what);
 		next;

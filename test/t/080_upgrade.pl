@@ -145,14 +145,16 @@ is( $node->safe_psql(
 # 1b. The restart that installs the new library reads the state file the
 #     1.0 library wrote at its clean shutdown: 1.0 kept uniqueness across
 #     restarts with that file alone, and the database has no fence yet.
-#     Write such a file, for posts_id_seq, 4 s past its last ID, as if the
-#     clock had been 4 s ahead when 1.0 last issued: the next ID waits.
+#     Write such a file, for posts_id_seq, 8 s past its last ID, as if the
+#     clock had been 8 s ahead when 1.0 last issued: the next ID waits
+#     (for what is left of the 8 s after the restart: on a loaded machine
+#     the stop and start took more than 4).
 my ($dbid, $seqid, $last_unix_ms) = split /\|/, $node->safe_psql(
 	'postgres', q{
 SELECT (SELECT oid FROM pg_database WHERE datname = current_database()),
        'posts_id_seq'::regclass::oid,
        (extract(epoch FROM max(shardid_created_at(id))) * 1000)::bigint FROM posts});
-my $v1_last_ms = $last_unix_ms + 4000;
+my $v1_last_ms = $last_unix_ms + 8000;
 $node->stop;
 {
 	my $file = $node->data_dir . '/pg_stat/shardid.state';
@@ -203,9 +205,12 @@ SKIP:
 	skip 'libfaketime is not installed (Debian package "faketime")', 1
 	  unless $have_faketime;
 	kill9_and_reap($node);
-	set_clock($clock, -5);
+	# 8 s: the kill, the start and the wait for the clock take some of it
+	# on a loaded machine, and the first ID must still find the clock
+	# behind the last one
+	set_clock($clock, -8);
 	start_faked($node, $clock);
-	ok(wait_for_clock($node, -5), 'restarted after kill -9 with the clock 5 s back');
+	ok(wait_for_clock($node, -8), 'restarted after kill -9 with the clock 8 s back');
 	$node->safe_psql('postgres',
 		q{INSERT INTO posts (phase) SELECT 'after crash' FROM generate_series(1, 100000)});
 }
@@ -311,7 +316,37 @@ RESET ROLE;
 is(sql_error($node, 'SELECT * FROM shardid_partition_status', 'fresh12'),
 	'22023: epoch infinity is not finite',
 	'1.2: a plain role\'s row with an infinite epoch stops the status for a superuser');
-$node->safe_psql($_, q{ALTER EXTENSION shardid UPDATE TO '1.3'}) for qw(fresh11 fresh12);
+#    And in fresh11 a plain role holds an ALTER SEQUENCE open on its own
+#    sequence, which a DEFAULT feeds to shardid_next, the whole time the
+#    update runs (issue 31): the update waits a bounded time, then goes on
+#    and names the sequence it left as it was.
+$node->safe_psql(
+	'fresh11', q{
+CREATE ROLE seqholder LOGIN;
+GRANT CREATE ON SCHEMA public TO seqholder;
+SET ROLE seqholder;
+CREATE SEQUENCE held_seq;
+CREATE TABLE held (id bigint DEFAULT shardid_next(9, 'held_seq'));
+INSERT INTO held DEFAULT VALUES;
+RESET ROLE;
+});
+my $seq_holder = $node->background_psql('fresh11', extra_params => [ '-U', 'seqholder' ]);
+$seq_holder->query_safe('BEGIN; ALTER SEQUENCE held_seq CACHE 1');
+my $t0 = time;
+($upd_out, $upd_err) = ('', '');
+$node->psql('fresh11', q{ALTER EXTENSION shardid UPDATE TO '1.3'},
+	stdout => \$upd_out, stderr => \$upd_err, on_error_die => 1, timeout => 60);
+my $took = time - $t0;
+$seq_holder->query_safe('ROLLBACK');
+$seq_holder->quit;
+cmp_ok($took, '<', 15, 'the update waits a bounded time for a sequence another role holds');
+like($upd_err,
+	qr/WARNING:  the update did not write the durable fence into 1 sequences: other sessions held their locks\nDETAIL:  Sequences held_seq were locked/,
+	'and names the sequence it left as it was');
+is($node->safe_psql('fresh11', q{INSERT INTO held DEFAULT VALUES RETURNING shardid_shard(id)}),
+	'9', 'which issues IDs once its lock is free');
+$node->safe_psql('fresh11', q{DROP TABLE held; DROP SEQUENCE held_seq});
+$node->safe_psql('fresh12', q{ALTER EXTENSION shardid UPDATE TO '1.3'});
 is( $node->safe_psql(
 		'fresh12', q{
 SELECT count(*), min(made) FROM shardid_partition_log;

@@ -333,6 +333,11 @@ my @plain = (
 	"SET shardid.public_id_kyes = '1:$k1'",
 	"ALTER SYSTEM SET shardid.public_id_keys = '1:$k1, 2:$k2'",
 	"SELECT '1:$k1, 2:$k2' AS pasted, 'plain_role_rest' AS rest",
+	# what looks like a key hides no more than a key (issue 31): a short
+	# "key" hides nothing, a key-shaped one its 32 digits only, and an
+	# error's statement stays in the log
+	"SELECT 'plain_audit' AS a, 12345678 AS b, 'c0ffee0123456789' AS c /* 1:00000000 */, 1/0",
+	"SELECT 'plain_fake' AS a, 'c0ffee0123456789' AS c /* 1:" . ('0' x 32) . " */, 1/0",
 );
 $node->psql('postgres', $_, extra_params => [ '-U', 'app' ]) for @plain;
 # bind parameters, by psycopg (the extended protocol): in the log line of
@@ -376,6 +381,14 @@ like($all, qr/Query Text: SELECT '1:<32 hex digits hidden>' AS explained/,
 	"auto_explain's query text too");
 unlike($all, qr/STATEMENT:  [^\n]*(hex digits hidden|\Q$k2\E)/i,
 	'no STATEMENT line of a statement with a key');
+like($all, qr{statement: SELECT 'plain_audit' AS a, 12345678 AS b, 'c0ffee0123456789' AS c /\* 1:00000000 \*/, 1/0$}m,
+	"a plain role's statement with a short \"key\" is logged whole");
+like($all, qr{STATEMENT:  SELECT 'plain_audit' AS a, 12345678 AS b, 'c0ffee0123456789' AS c /\* 1:00000000 \*/, 1/0$}m,
+	'and so is its error\'s STATEMENT line');
+like($all, qr{statement: SELECT 'plain_fake' AS a, 'c0ffee0123456789' AS c /\* 1:<32 hex digits hidden> \*/, 1/0$}m,
+	"a plain role's statement with a key-shaped text: the 32 digits hidden, the rest whole");
+like($all, qr{QUERY:  SELECT 'plain_fake' AS a, 'c0ffee0123456789' AS c /\* 1:<32 hex digits hidden> \*/, 1/0$}m,
+	'and its error keeps the statement, as the QUERY line, the 32 digits hidden');
 
 # a valid key file again
 ok(set_keys("2:$k2", 'SELECT count(*) FROM shardid_public_keys()', '1'),

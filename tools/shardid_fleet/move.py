@@ -27,8 +27,11 @@ def checked_max_id(conn, nsp_oid, nsp, table):
     in one): the schema's row is locked (FOR SHARE: no rename, no drop of
     it until the end), the table too (ACCESS SHARE: no ALTER), and by
     OID it must be a table or a partitioned one whose id is bigint, with
-    no partition that is not a table; only then is it read by its name,
-    which now names it for the rest of the transaction."""
+    no partition that is not a table.  Only then is it read, and then as
+    its owner, in a security-restricted operation, by the extension's
+    shardid_rows_bounds (1.3): planning max(id) runs the table's own code
+    (its indexes' predicates and expressions), which must never run with
+    the tool's rights."""
     with conn.transaction():
         r = conn.execute(
             "SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_namespace AS n"
@@ -38,7 +41,7 @@ def checked_max_id(conn, nsp_oid, nsp, table):
                              % (nsp, nsp_oid, "nothing" if r is None else r[0]))
         conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS SHARE MODE").format(sql.Identifier(nsp, table)))
         r = conn.execute("""
-            SELECT c.relkind::pg_catalog.text,
+            SELECT c.oid, c.relkind::pg_catalog.text,
                    (SELECT a.atttypid::pg_catalog.regtype::pg_catalog.text FROM pg_catalog.pg_attribute AS a
                      WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attname OPERATOR(pg_catalog.=) 'id'
                        AND NOT a.attisdropped),
@@ -48,13 +51,22 @@ def checked_max_id(conn, nsp_oid, nsp, table):
               FROM pg_catalog.pg_class AS c
              WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relname OPERATOR(pg_catalog.=) %s""",
                          (nsp_oid, table)).fetchone()
-        if r is None or r[0] not in ("r", "p") or r[1] != "bigint" or r[2] != 0:
+        if r is None or r[1] not in ("r", "p") or r[2] != "bigint" or r[3] != 0:
             raise FleetError("%s.%s is not a table with a bigint id (%s); the move reads no other kind of "
                              "relation, which could run its owner's code"
                              % (nsp, table, "gone" if r is None else
-                                "relkind %s, id %s, %d partitions that are not tables" % (r[0], r[1], r[2])))
-        return conn.execute(sql.SQL("SELECT pg_catalog.max(id) FROM {}").format(
-            sql.Identifier(nsp, table))).fetchone()[0]
+                                "relkind %s, id %s, %d partitions that are not tables" % (r[1], r[2], r[3])))
+        ext = extension_info(conn, "shardid")
+        reader = ext and conn.execute(
+            "SELECT pg_catalog.to_regprocedure(pg_catalog.format('%%I.shardid_rows_bounds(pg_catalog.regclass, pg_catalog.name)', %s::pg_catalog.text))",
+            (ext[0],)).fetchone()[0]
+        if reader is None:
+            raise FleetError('shardid %s on "%s" cannot read a table as its owner (shardid_rows_bounds, 1.3); '
+                             "ALTER EXTENSION shardid UPDATE there first"
+                             % ("is not installed" if not ext else ext[1],
+                                getattr(conn, "fleet_conninfo", "the server")))
+        return conn.execute(sql.SQL("SELECT b.hi FROM {}.shardid_rows_bounds(%s::pg_catalog.oid::pg_catalog.regclass, 'id') AS b").format(
+            sql.Identifier(ext[0])), (r[0],)).fetchone()[0]
 
 
 #

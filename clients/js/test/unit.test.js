@@ -85,6 +85,25 @@ test('shortcodes: errors say which byte is wrong', () => {
   assert.equal(fromShortcode('H__________'), 2n ** 63n - 1n);
 });
 
+test('shortcodes: a long input is refused by its length at once, its message cut', () => {
+  // a flat string, as one read from the network is
+  const big = Buffer.from(`\u00e9${'A'.repeat(50 * 1024 * 1024)}`, 'utf8').toString('utf8');
+  const t0 = process.hrtime.bigint();
+  let err;
+  try {
+    fromShortcode(big);
+  } catch (e) {
+    err = e;
+  }
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  assert.equal(err.sqlstate, '22003');
+  assert.ok(ms < 10, `${ms} ms`);
+  assert.ok(err.message.length < 200);
+  assert.match(err.message, /shortcode "\u00e9AAAAAAAAA\.\.\." is too long/);
+  // 11 characters, 12 bytes: too long, as the server has it
+  assert.throws(() => fromShortcode('DoUl90AFPf\u00e9'), (e) => e.sqlstate === '22003');
+});
+
 test('Speck64/128 published vector: key 1b1a1918 13121110 0b0a0908 03020100', () => {
   const rk = shardid.expandKey('1b1a1918131211100b0a090803020100');
   assert.equal(shardid.encrypt(rk, 0x3b7265747475432dn), 0x8c6fa548454e028bn);

@@ -178,14 +178,19 @@ def from_shortcode(code):
     if code == "":
         raise ShardidError("22P02", "shortcode is empty",
                            f"a shortcode has 1 to {SHORTCODE_MAXLEN} characters")
+    # The length first, in UTF-8 bytes as the server counts it (more
+    # characters than that are more bytes too): no work in proportion to
+    # a long input, and only its first bytes in the message.
+    head = code[:SHORTCODE_MAXLEN + 1].encode("utf-8", "surrogatepass")
+    if len(code) > SHORTCODE_MAXLEN or len(head) > SHORTCODE_MAXLEN:
+        shown = head[:SHORTCODE_MAXLEN].decode("utf-8", "ignore")
+        raise ShardidError("22003", f'shortcode "{shown}..." is too long',
+                           f"a shortcode has at most {SHORTCODE_MAXLEN} characters")
     for i, c in enumerate(code):
         if c not in _DIGIT:
             pos = len(code[:i].encode("utf-8", "surrogatepass")) + 1
             raise ShardidError("22P02", f'invalid character in shortcode "{code}"',
                                f'byte {pos} is not one of A-Z, a-z, 0-9, "-" and "_"')
-    if len(code) > SHORTCODE_MAXLEN:
-        raise ShardidError("22003", f'shortcode "{code}" is too long',
-                           f"a shortcode has at most {SHORTCODE_MAXLEN} characters")
     if len(code) > 1 and code[0] == "A":
         raise ShardidError("22P02", f'shortcode "{code}" has a leading "A"',
                            '"A" is the digit zero; shortcodes are written without leading zeros')

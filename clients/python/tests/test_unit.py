@@ -4,6 +4,7 @@ import json
 import os
 import random
 import sys
+import time
 import unittest
 from datetime import datetime, timedelta, timezone
 
@@ -69,6 +70,19 @@ class Codec(unittest.TestCase):
     def test_shortcode_byte_positions(self):
         self.assertIn("byte 5 ", str(self.assertState("22P02", shardid.from_shortcode, "DoUl\u00e9x")))
         self.assertIn("byte 1 ", str(self.assertState("22P02", shardid.from_shortcode, "\U0001F600A")))
+
+    def test_shortcode_long_input(self):
+        # The length first, in UTF-8 bytes as the server counts it: 50 MB
+        # is refused at once, and the message shows its first bytes only.
+        big = "\u00e9" + "A" * (50 * 1024 * 1024)
+        t0 = time.perf_counter()
+        e = self.assertState("22003", shardid.from_shortcode, big)
+        took = time.perf_counter() - t0
+        self.assertLess(took, 0.010)
+        self.assertLess(len(str(e)), 200)
+        self.assertIn('shortcode "\u00e9AAAAAAAAA..." is too long', str(e))
+        # 11 characters, 12 bytes: too long, as the server has it
+        self.assertState("22003", shardid.from_shortcode, "DoUl90AFPf\u00e9")
 
 
 class Public(unittest.TestCase):
