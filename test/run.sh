@@ -123,8 +123,9 @@ common_packages=(python3-psycopg groff-base)
 fuzz_packages=(clang libclang-rt-dev)
 tap_packages=(libipc-run-perl faketime python3-psycopg
 	# ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
-	# psycopg2 (node-postgres: below)
-	python3-django python3-sqlalchemy python3-psycopg2
+	# psycopg2, Node.js for the JS client's server-side recipe (npm, for
+	# node-postgres: below)
+	python3-django python3-sqlalchemy python3-psycopg2 nodejs
 	# the tools shardid's docs set up beside it: postgres_exporter
 	# (test/t/110_postgres_exporter.pl)
 	prometheus-postgres-exporter)
@@ -148,7 +149,6 @@ fi
 want_npm=0
 [[ " ${PG_TEST_EXTRA:-} " == *" shardid_load "* ]] && want_npm=1
 if [ $want_npm = 1 ] && { [ $skip_tap = 0 ] || [ $skip_common = 0 ]; }; then
-	command -v node >/dev/null || packages+=(nodejs)
 	command -v npm >/dev/null || packages+=(npm)
 fi
 install_packages "${packages[@]}"
