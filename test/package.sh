@@ -33,7 +33,7 @@
 # go to DIR/NN/ (default: $SHARDID_MATRIX_CACHE/packages, that is
 # /var/tmp/shardid-matrix/packages); nothing is written into this tree.
 #
-# Usage: bash test/package.sh [--versions "15 17 18 19"] [--out DIR] [--cache DIR]
+# Usage: bash test/package.sh [--versions "15 17 18"] [--out DIR] [--cache DIR]
 #                             [--build-only]
 #   --build-only  build only: no lintian, no installed-package test
 #
@@ -45,7 +45,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-versions="15 17 18 19"
+versions="15 17 18"
 out=""
 build_only=0
 while [ $# -gt 0 ]; do
