@@ -55,7 +55,7 @@ run() {
 	mkdir -p "$d"
 	cp "$model" "$d/fence.pml"
 	(cd "$d" && spin $defines -a fence.pml >spin.log 2>&1) || { cat "$d/spin.log"; errors=-1; return; }
-	(cd "$d" && gcc -O2 -w $cflags -DMEMLIM=$memlim -o pan pan.c) || { errors=-1; return; }
+	(cd "$d" && gcc -O1 -w $cflags -DMEMLIM=$memlim -o pan pan.c) || { errors=-1; return; }
 	local t=$SECONDS
 	(cd "$d" && ./pan -m1000000 $args >out 2>&1) || true
 	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$d/out" | head -1)
