@@ -25,8 +25,9 @@
  *
  * THE INVARIANT
  *   No (time field, low bits) pair of one sequence lineage is handed out
- *   twice, whatever became of the transaction: hand[s] records every pair
- *   handed out, and the issue step asserts the pair is new.  A second
+ *   twice, whatever became of the transaction: an observer watches one
+ *   ID handed out (any one: every choice is searched), and the issue step
+ *   asserts it is not handed out again (duplicate == 0).  A second
  *   assertion, the design's promise that a correct clock is never refused
  *   ("a clock set back by less than max_clock_regression always waited
  *   out"), is checked in its strongest abstract form: no refusal while the
@@ -47,7 +48,8 @@
  *     taken waits (the DB_BUSY loop, without its livelock).
  *   - nextval's own WAL is not modelled: after a crash a sequence's value
  *     is its last flushed setval (the worst case; PostgreSQL may keep
- *     up to 32 values more).
+ *     up to 32 values more), except that DROP EXTENSION's commit flushes
+ *     the value each sequence had then.
  *   - The database fence's load (shardid_fence_load) is one step that
  *     writes, flushes and waits for the standby at once; CREATE
  *     EXTENSION's first load is folded into its commit.  No ID is issued
@@ -65,7 +67,13 @@
  *                  then not waited for again until it has caught up)
  *   EXP_FASTCLOCK  the clock ran fast and the fences were lowered after a
  *                  restart (IDs issued ahead)
+ *   EXP_SETBACK_DUMP  the owner's setval back, then a dump before the
+ *                  guard's next fence write; or a setval back where the
+ *                  database's cover knows none of the IDs
+ * HOLE_GHOST_START: ghost_keep as src/shmem.c has it (see slot_evict).
  * MUTATIONS (each must be caught): see the MUT_ names below and run.sh.
+ * Bounds: NB, NS, TMAX, DISASTERS, CHAOS, and -DSCENARIO with E_... to
+ * choose the events (run.sh).  -DSYNC: a synchronous standby.
  *
  * The C function that does each step is named in its comment; the table
  * in docs/design.md ("The model") lists them, and run.sh checks that they
