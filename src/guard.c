@@ -189,11 +189,13 @@ slot_moved(GuardSlot *slot, int64 block)
 		/*
 		 * The fence this server wrote into the sequence (before its slot
 		 * was evicted, perhaps), and what the sequence's own writers took
-		 * since: its IDs went no further than the slot issued.  If the
-		 * value is now below that fence, someone set it back, and the
-		 * fence is no longer durable: the next ID writes one.
+		 * since: its IDs went no further than the slot's last field (the
+		 * start it had, judged as a start, or the last field it issued).
+		 * If the value is now below that fence, someone set it back, and
+		 * the fence is no longer durable: the next ID writes one.
 		 */
-		guard_slot_start_at(slot, slot->ghost_issued, 1);
+		guard_slot_start_at(slot, slot->ghost_issued,
+							Max(slot->db_reach, slot->db->reach_written));
 		if (slot->written < slot->ghost_written)
 		{
 			slot->written = slot->ghost_written;

@@ -123,12 +123,20 @@ ghost_keep(const GuardSlot *slot)
 {
 	GuardGhost *g = ghost_of(&slot->key);
 
+	/*
+	 * The ghost keeps the slot's last field, its start or the last field
+	 * it issued, whichever is later: a slot that started at its sequence's
+	 * value (a restore, a new database fence) and was evicted before its
+	 * first ID must come back at that start, not at no start at all (the
+	 * model of the protocol found the duplicate: test/model, its mutation
+	 * MUT_GHOST_NO_START).
+	 */
 	if (slot->written >= 0)
 	{
 		g->key = slot->key;
 		g->written = slot->written;
 		g->fence = slot->fence;
-		g->issued = guard_slot_issued(slot);
+		g->issued = slot->last;
 		g->seq_hi = slot->seq_hi;
 	}
 	else if (slot->ghost_written >= 0)
@@ -137,7 +145,7 @@ ghost_keep(const GuardSlot *slot)
 		g->key = slot->key;
 		g->written = slot->ghost_written;
 		g->fence = slot->ghost_fence;
-		g->issued = slot->ghost_issued;
+		g->issued = Max(slot->last, slot->ghost_issued);
 		g->seq_hi = slot->ghost_seq_hi;
 	}
 }

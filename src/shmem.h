@@ -121,7 +121,8 @@ typedef struct GuardSlot
 	int64		ghost_written;	/* from an evicted slot of the same key: the
 								 * fence it wrote, or -1 (see GuardGhost) */
 	int64		ghost_fence;	/* its fence */
-	int64		ghost_issued;	/* the last field it issued */
+	int64		ghost_issued;	/* its last field: its start or the last
+								 * field it issued */
 	int64		ghost_seq_hi;	/* and the highest block it saw */
 	uint32		taken_words;	/* which words of taken hold bits */
 	uint64		taken[GUARD_BITMAP_WORDS];	/* ten-bit values issued in last */
@@ -191,10 +192,11 @@ typedef struct GuardMemo
 
 /*
  * What the server remembers of an evicted slot: the fence it wrote into
- * its sequence and the last field it issued.  When the sequence comes
- * back, its first value carries that fence, which runs ahead of its IDs
- * by up to the lead: knowing that this server wrote it, and where its IDs
- * stopped, the new slot starts there, without a wait.  A lossy cache:
+ * its sequence and its last field (its start, or the last field it
+ * issued, whichever is later).  When the sequence comes back, its first
+ * value carries that fence, which runs ahead of its IDs by up to the lead:
+ * knowing that this server wrote it, and where its IDs stopped (or where
+ * they were to start), the new slot starts there, without a wait.  A lossy cache:
  * SHARDID_GHOSTS_PER_SLOT per slot, each key in one place, overwritten by
  * another key that hashes there; a ghost lost costs a wait at most.
  */

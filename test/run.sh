@@ -4,6 +4,8 @@
 # afterwards; the system's installation is not touched), and run every
 # test suite against real servers:
 #   unit      the pure codec and rule in C (test/unit)
+#   model     the fence protocol's Promela model, its mutations and
+#             exposures, checked by SPIN (test/model/run.sh)
 #   fuzz      libFuzzer on the codec and the public IDs' cipher (2 x 20 s)
 #   fleet cli shardid-fleet's options against its --help and manual page
 #   regress   pg_regress suites in test/sql and test/expected
@@ -17,11 +19,13 @@
 # or the isolation tester fails.  Stops every server it started.
 #
 # Tiers:
-#   --quick   unit, fleet cli, regress and isolation, and clients, on one
+#   --quick   unit, model, fleet cli, regress and isolation, and clients, on one
 #             server: no fuzzing, no TAP (minutes; what every change runs)
 #   (default) every suite, with the TAP tests' default loads
 #   PG_TEST_EXTRA=shardid_load  (PostgreSQL's switch, a list of words) the
-#             TAP tests run their long loads too (tens of minutes more)
+#             TAP tests run their long loads too (tens of minutes more);
+#             shardid_model: the model's long tier too (bitstate, larger
+#             bounds)
 #
 # The TAP tests run in parallel, --jobs N at once (default 3, or
 # SHARDID_TAP_JOBS: 3 measured faster than 2 on 2 cores, the tests mostly
@@ -49,7 +53,7 @@
 #   --tap FILE     run this TAP test (repeatable) instead of all of them
 #   --skip-tap     no TAP tests
 #   --skip-common  skip the suites that do not depend on the server's
-#                  version (unit, fuzz, fleet cli, clients): test/matrix.sh
+#                  version (unit, model, fuzz, fleet cli, clients): test/matrix.sh
 #                  runs them on its first version only
 #   --jobs N       TAP tests at once
 # (SHARDID_TAP_LOGS=DIR: keep a copy of every TAP test's log there)
@@ -82,11 +86,11 @@ done
 [ $quick = 1 ] && [ $skip_common = 1 ] && { echo "test/run.sh: --quick and --skip-common leave only regress and isolation: use neither, or --skip-tap --skip-common" >&2; exit 2; }
 
 if [ $quick = 1 ]; then
-	tier="quick: unit, fleet cli, regress and isolation, clients"
+	tier="quick: unit, model, fleet cli, regress and isolation, clients"
 else
 	tier="default"
 	[ -n "${PG_TEST_EXTRA:-}" ] && tier="$tier, and PG_TEST_EXTRA=\"$PG_TEST_EXTRA\""
-	[ $skip_common = 1 ] && tier="$tier; skipping the suites that do not depend on the server (unit, fuzz, fleet cli, clients)"
+	[ $skip_common = 1 ] && tier="$tier; skipping the suites that do not depend on the server (unit, model, fuzz, fleet cli, clients)"
 	[ $skip_tap = 1 ] && tier="$tier; no TAP"
 fi
 echo "== tier: $tier"
@@ -220,6 +224,18 @@ if [ $skip_common = 0 ]; then
 	make -s -C test/unit check 2>&1 | tee "$log" || rc=$?
 	read -r p f < <(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
 	count unit $rc "${p:-0}" "${f:-0}"
+
+	# the fence protocol's model, checked by SPIN (test/model): the model
+	# (all its scenarios) counts one test, each mutation and each exposure
+	# one more
+	suite_start
+	rc=0
+	bash test/model/run.sh 2>&1 | tee "$log" || rc=$?
+	m=1
+	grep -q '^model: errors 0$' "$log" && m=0
+	read -r mk mn < <(sed -n 's/^mutations: \([0-9]*\) of \([0-9]*\) caught$/\1 \2/p' "$log") || true
+	read -r ek en < <(sed -n 's/^exposures: \([0-9]*\) of \([0-9]*\) found$/\1 \2/p' "$log") || true
+	count model $rc $((1 - m + ${mk:-0} + ${ek:-0})) $((m + ${mn:-0} - ${mk:-0} + ${en:-0} - ${ek:-0}))
 
 	if [ $quick = 0 ]; then
 		suite_start
