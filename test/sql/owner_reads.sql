@@ -131,6 +131,16 @@ SELECT shardid_rows_count('regress_msch.pv_default') AS rows_as_owner;
 RESET ROLE;
 SELECT * FROM pg_temp.runs();
 
+-- a column of another type than bigint never passes through as one
+-- (numeric's min is a pointer: its address must not come back)
+SET ROLE regress_mallory;
+CREATE TABLE regress_msch.num (id numeric);
+INSERT INTO regress_msch.num VALUES (1.5), (2);
+SELECT err($$SELECT shardid_rows_min('regress_msch.num', 'id', 0)$$);
+SELECT shardid_rows_exist('regress_msch.num', 'id', 1, 2) AS num_exists;
+SELECT * FROM shardid_rows_bounds('regress_msch.num', 'id');
+RESET ROLE;
+
 -- The trap works: the same count run as the superuser herself, as
 -- shardid_partition_status did up to 1.3, calls as_other.
 SELECT count(*) FROM ONLY regress_msch.pv_default;
