@@ -1820,8 +1820,15 @@ seq_carry(Oid seqid, int64 fence)
 	fits = seq->seqincrement >= 1 && seq->seqincrement <= SHARDID_SEQ_PER_MS &&
 		seq->seqmax >= value;
 	ReleaseSysCache(tuple);
+	/*
+	 * The owner needs UPDATE for setval, and SELECT or USAGE for the read
+	 * (pg_sequence_last_value raises an error without either on older
+	 * PostgreSQL releases: a role that revoked them from itself would fail a
+	 * superuser's DROP EXTENSION).
+	 */
 	if (!fits || get_rel_persistence(seqid) != RELPERSISTENCE_PERMANENT ||
-		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_UPDATE) != ACLCHECK_OK)
+		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_UPDATE) != ACLCHECK_OK ||
+		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_SELECT | ACL_USAGE) != ACLCHECK_OK)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
