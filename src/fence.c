@@ -1685,7 +1685,14 @@ dependents_of(Oid refclassid, Oid refobjid, Oid classid, char deptype)
 	return result;
 }
 
-/* The sequences that the column default attrdef names, from pg_depend. */
+/*
+ * The sequences that the column default attrdef names, from pg_depend,
+ * that the owner of the default's table may take values from (USAGE or
+ * UPDATE, as nextval checks).  Making a default checks no right to the
+ * sequences it names (a plain role can name anyone's, by OID), so a
+ * sequence the table's owner could not call shardid_next on is none of
+ * its IDs': the DROP hook must not move it forward.
+ */
 static List *
 sequences_of_default(Oid attrdef, List *seqs)
 {
@@ -1693,6 +1700,10 @@ sequences_of_default(Oid attrdef, List *seqs)
 	ScanKeyData key[2];
 	SysScanDesc scan;
 	HeapTuple	tuple;
+	Oid			table = InvalidOid;
+	Oid			owner;
+	List	   *named = NIL;
+	ListCell   *lc;
 
 	ScanKeyInit(&key[0], Anum_pg_depend_classid, BTEqualStrategyNumber,
 				F_OIDEQ, ObjectIdGetDatum(AttrDefaultRelationId));
@@ -1703,12 +1714,31 @@ sequences_of_default(Oid attrdef, List *seqs)
 	{
 		Form_pg_depend dep = (Form_pg_depend) GETSTRUCT(tuple);
 
-		if (dep->refclassid == RelationRelationId && dep->refobjsubid == 0 &&
-			get_rel_relkind(dep->refobjid) == RELKIND_SEQUENCE)
-			seqs = list_append_unique_oid(seqs, dep->refobjid);
+		if (dep->refclassid != RelationRelationId)
+			continue;
+		if (dep->refobjsubid != 0 && dep->deptype == DEPENDENCY_AUTO)
+			table = dep->refobjid;	/* the column the default is of */
+		else if (dep->refobjsubid == 0 &&
+				 get_rel_relkind(dep->refobjid) == RELKIND_SEQUENCE)
+			named = list_append_unique_oid(named, dep->refobjid);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+
+	if (!OidIsValid(table))
+		return seqs;
+	tuple = SearchSysCache1(RELOID, ObjectIdGetDatum(table));
+	if (!HeapTupleIsValid(tuple))
+		return seqs;			/* dropped meanwhile */
+	owner = ((Form_pg_class) GETSTRUCT(tuple))->relowner;
+	ReleaseSysCache(tuple);
+	foreach(lc, named)
+	{
+		Oid			seqid = lfirst_oid(lc);
+
+		if (pg_class_aclcheck(seqid, owner, ACL_USAGE | ACL_UPDATE) == ACLCHECK_OK)
+			seqs = list_append_unique_oid(seqs, seqid);
+	}
 	return seqs;
 }
 
@@ -1790,8 +1820,15 @@ seq_carry(Oid seqid, int64 fence)
 	fits = seq->seqincrement >= 1 && seq->seqincrement <= SHARDID_SEQ_PER_MS &&
 		seq->seqmax >= value;
 	ReleaseSysCache(tuple);
+	/*
+	 * The owner needs UPDATE for setval, and SELECT or USAGE for the read
+	 * (pg_sequence_last_value raises an error without either on older
+	 * PostgreSQL releases: a role that revoked them from itself would fail a
+	 * superuser's DROP EXTENSION).
+	 */
 	if (!fits || get_rel_persistence(seqid) != RELPERSISTENCE_PERMANENT ||
-		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_UPDATE) != ACLCHECK_OK)
+		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_UPDATE) != ACLCHECK_OK ||
+		pg_class_aclcheck(seqid, rel_owner(seqid), ACL_SELECT | ACL_USAGE) != ACLCHECK_OK)
 	{
 		ereport(WARNING,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -1861,6 +1898,15 @@ shardid_fence_before_drop(void)
 	if (shardid_shared)
 		seqs = list_concat_unique_oid(seqs, shardid_db_sequences());
 	foreach(lc, seqs)
+	{
+		/*
+		 * Never the extension's own sequences (the fence, the epoch, the
+		 * lead): they hold no IDs, and a write into them would outlive a
+		 * DROP that fails or is rolled back.
+		 */
+		if (getExtensionOfObject(RelationRelationId, lfirst_oid(lc)) == extoid)
+			continue;
 		seq_carry(lfirst_oid(lc), fence);
+	}
 	(void) fence_flush(XactLastRecEnd);
 }

@@ -83,7 +83,7 @@ typedef struct OwnerQuery
  * table's is planned or run.
  */
 static Oid
-owner_check(Oid relid, AclMode mode, LOCKMODE lockmode)
+owner_check_catalog(Oid relid, AclMode mode)
 {
 	Oid			caller = GetUserId();
 	HeapTuple	tuple;
@@ -119,8 +119,27 @@ owner_check(Oid relid, AclMode mode, LOCKMODE lockmode)
 				 errmsg("row security applies to the caller on table %s", relname),
 				 errdetail("shardid reads a table as its owner, whose row security differs from the caller's."),
 				 errhint("Read it as the table's owner.")));
+	return owner;
+}
+
+/*
+ * Check the caller's right to read relid (owner_check_catalog), lock it,
+ * and check again: the lock takes in the invalidations of whatever
+ * committed meanwhile (a new owner, a revoked grant, row security turned
+ * on), and nothing can change them while it is held.  The first check
+ * keeps a role from taking a lock on a table it may not read.
+ */
+static Oid
+owner_check(Oid relid, AclMode mode, LOCKMODE lockmode)
+{
+	Oid			owner = owner_check_catalog(relid, mode);
 
 	LockRelationOid(relid, lockmode);
+	if (owner_check_catalog(relid, mode) != owner)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the owner of table %s changed while it was being read",
+						get_rel_name(relid))));
 	return owner;
 }
 
@@ -148,9 +167,13 @@ owner_relname(Oid relid)
  * Run q as role owner, in a security-restricted operation, with
  * search_path restricted: a query of one row of ncols values, into
  * values/isnull, or (ncols 0) a statement.  The rows it processed.
+ * Every value must be of type restype, the type the SQL function returns:
+ * a column of another type (numeric's min is a pointer) never passes
+ * through as an int8.
  */
 static uint64
-owner_run(Oid owner, OwnerQuery *q, int ncols, Datum *values, bool *isnull)
+owner_run(Oid owner, OwnerQuery *q, int ncols, Datum *values, bool *isnull,
+		  Oid restype)
 {
 	uint64		processed;
 	Oid			save_userid;
@@ -178,6 +201,14 @@ owner_run(Oid owner, OwnerQuery *q, int ncols, Datum *values, bool *isnull)
 					   SPI_tuptable->tupdesc->natts != ncols)))
 		elog(ERROR, "query \"%s\" failed: %d", q->sql, rc);
 	processed = SPI_processed;
+	for (i = 0; i < ncols; i++)
+		if (SPI_gettypeid(SPI_tuptable->tupdesc, i + 1) != restype)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column of table %s is of type %s, not %s",
+							get_rel_name(q->relid),
+							format_type_be(SPI_gettypeid(SPI_tuptable->tupdesc, i + 1)),
+							format_type_be(restype))));
 	for (i = 0; i < ncols; i++)
 	{
 		values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull[i]);
@@ -238,7 +269,7 @@ shardid_rows_count(PG_FUNCTION_ARGS)
 	q.relid = relid;
 	q.pre = "SELECT pg_catalog.count(*) FROM ONLY ";
 	q.post = "";
-	(void) owner_run(owner, &q, 1, &value, &isnull);
+	(void) owner_run(owner, &q, 1, &value, &isnull, INT8OID);
 	PG_RETURN_DATUM(value);
 }
 
@@ -264,7 +295,7 @@ shardid_rows_exist(PG_FUNCTION_ARGS)
 	q.post = psprintf(" AS d WHERE ($1 IS NULL OR d.%s OPERATOR(pg_catalog.>=) $1)"
 					  " AND ($2 IS NULL OR d.%s OPERATOR(pg_catalog.<) $2))",
 					  col, col);
-	(void) owner_run(owner, &q, 1, &value, &isnull);
+	(void) owner_run(owner, &q, 1, &value, &isnull, BOOLOID);
 	PG_RETURN_DATUM(value);
 }
 
@@ -286,7 +317,7 @@ shardid_rows_min(PG_FUNCTION_ARGS)
 	q.relid = relid;
 	q.pre = psprintf("SELECT pg_catalog.min(d.%s) FROM ONLY ", col);
 	q.post = psprintf(" AS d WHERE $1 IS NULL OR d.%s OPERATOR(pg_catalog.>=) $1", col);
-	(void) owner_run(owner, &q, 1, &value, &isnull);
+	(void) owner_run(owner, &q, 1, &value, &isnull, INT8OID);
 	if (isnull)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(value);
@@ -314,7 +345,7 @@ shardid_rows_bounds(PG_FUNCTION_ARGS)
 	q.pre = psprintf("SELECT pg_catalog.min(d.%s)::pg_catalog.int8, pg_catalog.max(d.%s)::pg_catalog.int8"
 					 " FROM ", col, col);
 	q.post = " AS d";
-	(void) owner_run(owner, &q, 2, values, isnull);
+	(void) owner_run(owner, &q, 2, values, isnull, INT8OID);
 	tupdesc = BlessTupleDesc(tupdesc);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, isnull)));
 }
@@ -355,5 +386,5 @@ shardid_as_owner(PG_FUNCTION_ARGS)
 				 errmsg("must be owner of table %s", get_rel_name(relid)),
 				 errdetail("A statement runs as a table's owner only for a role that may act as the owner.")));
 	q.sql = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	PG_RETURN_INT64((int64) owner_run(owner, &q, 0, NULL, NULL));
+	PG_RETURN_INT64((int64) owner_run(owner, &q, 0, NULL, NULL, InvalidOid));
 }

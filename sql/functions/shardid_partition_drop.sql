@@ -59,7 +59,7 @@ BEGIN
 	IF par.def_oid IS NOT NULL THEN
 		BEGIN
 			-- read as the owner, in a security-restricted operation
-			due := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, first_id, cutoff);
+			due := @extschema@.shardid_rows_exist(par.def_oid::pg_catalog.regclass, par.keyname, first_id, cutoff);
 			IF due THEN
 				IF EXISTS (SELECT FROM pg_catalog.pg_constraint AS fk
 							WHERE fk.contype = 'f'
@@ -89,7 +89,7 @@ BEGIN
 				range_end := pg_catalog.now() - retain;
 				RETURN NEXT;
 			END IF;
-			kept_rows := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, NULL, LEAST(cutoff, first_id));
+			kept_rows := @extschema@.shardid_rows_exist(par.def_oid::pg_catalog.regclass, par.keyname, NULL::pg_catalog.int8, LEAST(cutoff, first_id));
 			IF kept_rows THEN
 				partition := pg_catalog.format('%I.%I', par.def_nspname, par.def_relname);
 				action := 'kept';
@@ -130,7 +130,7 @@ BEGIN
 		   AND (NOT gone.relrowsecurity
 				OR (pg_catalog.pg_has_role(gone.relowner, 'USAGE') AND NOT gone.relforcerowsecurity)) THEN
 			BEGIN
-				below := @extschema@.shardid_rows_exist(gone.partition::pg_catalog.regclass, par.keyname, NULL,
+				below := @extschema@.shardid_rows_exist(gone.partition::pg_catalog.regclass, par.keyname, NULL::pg_catalog.int8,
 														first_id);
 			EXCEPTION WHEN lock_not_available THEN
 				action := 'busy';

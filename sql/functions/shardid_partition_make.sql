@@ -70,7 +70,7 @@ BEGIN
 		-- read as its owner, in a security-restricted operation
 		-- (shardid_rows_exist, shardid_rows_min), never as the caller.
 		IF par.def_oid IS NOT NULL THEN
-			due := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, lo_min, NULL);
+			due := @extschema@.shardid_rows_exist(par.def_oid::pg_catalog.regclass, par.keyname, lo_min, NULL::pg_catalog.int8);
 			IF due OR EXISTS (
 				SELECT FROM (SELECT @extschema@.shardid_floor(GREATEST(w.s, epoch), epoch)::pg_catalog.numeric AS lo,
 									@extschema@.shardid_floor(w.s + step, epoch)::pg_catalog.numeric AS hi
@@ -87,7 +87,7 @@ BEGIN
 			IF due THEN
 				v := lo_min;
 				LOOP
-					v := @extschema@.shardid_rows_min(par.def_oid, par.keyname, v);
+					v := @extschema@.shardid_rows_min(par.def_oid::pg_catalog.regclass, par.keyname, v);
 					EXIT WHEN v IS NULL OR v < 0;
 					t := @extschema@.shardid_partition_step_start(@extschema@.shardid_created_at(v, epoch), step);
 					EXIT WHEN t + step > pl.horizon;

@@ -31,7 +31,7 @@ BEGIN
 	lo_id := @extschema@.shardid_floor(GREATEST(range_start, epoch), epoch);
 	hi_id := @extschema@.shardid_floor(range_end, epoch);
 	-- read as the owner, in a security-restricted operation
-	due := @extschema@.shardid_rows_exist(par.def_oid, par.keyname, lo_id, hi_id);
+	due := @extschema@.shardid_rows_exist(par.def_oid::pg_catalog.regclass, par.keyname, lo_id, hi_id);
 	IF NOT due THEN
 		RETURN 0;
 	END IF;

@@ -65,7 +65,7 @@ def checked_max_id(conn, nsp_oid, nsp, table):
                              "ALTER EXTENSION shardid UPDATE there first"
                              % ("is not installed" if not ext else ext[1],
                                 getattr(conn, "fleet_conninfo", "the server")))
-        return conn.execute(sql.SQL("SELECT b.hi FROM {}.shardid_rows_bounds(%s::pg_catalog.oid::pg_catalog.regclass, 'id') AS b").format(
+        return conn.execute(sql.SQL("SELECT b.hi FROM {}.shardid_rows_bounds(%s::pg_catalog.oid::pg_catalog.regclass, 'id'::pg_catalog.name) AS b").format(
             sql.Identifier(ext[0])), (r[0],)).fetchone()[0]
 
 
