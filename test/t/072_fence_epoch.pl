@@ -598,6 +598,15 @@ SELECT shardid_public_bigint(-1, 1), shardid_public_bigint(9223372036854775807, 
 SELECT shardid_private_bigint(-9223372036854775808, 2), shardid_private_bigint(9223372036854775807, 1);
 SELECT count(*) FROM generate_series(1, 100000) AS i WHERE shardid_private(shardid_public(i)) <> i;
 SELECT * FROM shardid_public_keys();} ],
+	[ 'shardid_as_owner', 'the owner-switched reads and statement on others\' tables, catalogs and hostile names' => q{
+SELECT shardid_as_owner('ids'::regclass, 'TRUNCATE ids'), shardid_as_owner('pg_class'::regclass, 'SELECT 1');
+SELECT shardid_as_owner('ids'::regclass, 'ALTER ROLE mallory SUPERUSER'), shardid_as_owner(NULL, NULL);
+SELECT shardid_rows_count('ids'::regclass), shardid_rows_count('pg_authid'::regclass), shardid_rows_count(0);
+SELECT shardid_rows_exist('ids'::regclass, 'id', 0, 9223372036854775807);
+SELECT shardid_rows_exist('pg_class'::regclass, 'x"; DROP TABLE ids; --', -1, -9223372036854775808);
+SELECT shardid_rows_min('ids'::regclass, 'id', -9223372036854775808), shardid_rows_min('ids'::regclass, 'phase', 0);
+SELECT * FROM shardid_rows_bounds('ids'::regclass, 'id'), shardid_rows_bounds('pg_statistic'::regclass, 'starelid');
+SELECT shardid_rows_count(NULL), shardid_rows_exist(NULL, NULL, NULL, NULL), shardid_rows_min(NULL, NULL, NULL);} ],
 	[ 'views', 'statistics, fences and the epoch' => q{
 SELECT * FROM shardid_stats;
 SELECT * FROM shardid_stats();
@@ -654,7 +663,8 @@ my %tried = (
 	  shardid_provision_check_schema shardid_provision_check_table shardid_provision_check_grants
 	  shardid_adopt_sequence shardid_partition_first_id
 	  shardid_shard_tables shardid_private
-	  shardid_public_bigint shardid_private_bigint shardid_public_keys));
+	  shardid_public_bigint shardid_private_bigint shardid_public_keys
+	  shardid_rows_count shardid_rows_exist shardid_rows_min shardid_rows_bounds));
 is_deeply([ grep { !$tried{$_} } @executable ],
 	[], 'A: every function mallory may execute was tried with hostile arguments');
 check_ids($node, 'postgres', 'A: after the hostile calls');
