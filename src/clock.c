@@ -31,6 +31,7 @@
 
 #include "clock.h"
 #include "codec.h"
+#include "report.h"
 
 /* Longest single sleep, so that a long wait notices interrupts promptly. */
 #define CLOCK_MAX_SLEEP_US	10000
@@ -50,23 +51,23 @@ shardid_unix_ms_to_timestamptz(int64 unix_ms)
 void
 shardid_clock_pause(int64 us)
 {
+	/*
+	 * An orphaned backend ends with shardid's own FATAL 57P01 (report.h),
+	 * not silently, whichever wait it was in when its postmaster died.
+	 */
 	if (us >= 1000)
 	{
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_POSTMASTER_DEATH,
 						 (long) (us / 1000), PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
-	else
+	else if (us > 0)
 	{
-		if (us > 0)
-		{
-			pgstat_report_wait_start(PG_WAIT_EXTENSION);
-			pg_usleep((long) us);
-			pgstat_report_wait_end();
-		}
-		if (!PostmasterIsAlive())
-			proc_exit(1);
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		pg_usleep((long) us);
+		pgstat_report_wait_end();
 	}
+	shardid_require_postmaster();
 	CHECK_FOR_INTERRUPTS();
 }
 

@@ -21,24 +21,28 @@
 # interrupt.  The host's apt sources and its PostgreSQL are left as they
 # are; the host gets mmdebstrap and rsync.
 #
-# The versions run at once (--jobs, default all of them, and the package
-# round with them), each in its own root; each one's output is printed
+# The versions run at once (--jobs, default all of them, and each
+# version's package round with them: test/package.sh --versions V), each
+# in its own root; each one's output is printed
 # whole when it ends, with its seconds.  The suites that do not depend on
 # the server's version (unit, fuzz, fleet cli, clients) run on the first
-# version only (test/run.sh --skip-common on the others).  --long V runs
-# the long tier (PG_TEST_EXTRA="shardid_load shardid_ha") on version V.  So that the
+# version only (test/run.sh --skip-common on the others), and so do the
+# TAP tests marked "# versions: first" (a tool's own logic).  --long V
+# runs the long tier (PG_TEST_EXTRA="shardid_load shardid_ha", or the
+# words --extra names) on version V.  So that the
 # machine is not overrun, each version runs 3 / (versions at once) TAP
 # tests at once (SHARDID_TAP_JOBS, at least 1; the --long version one
 # more); and the TAP tests that
 # test/run.sh runs alone, after the others (they time calls and count
 # waits), are alone on the machine: every version's run, its demo and the
-# package round hold a shared lock on $run/shared/tests.lock (mounted
+# package rounds hold a shared lock on $run/shared/tests.lock (mounted
 # into each root), which that phase takes exclusively.  (With three
 # versions of 3 TAP tests each at once, at loads of 18, 071 and 070
 # failed on their timing.)
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
+#                            [--extra WORDS]
 #                            [--run-args ARGS]
 #   --versions LIST  the major versions to run (default: "15 17 18"; 19,
 #                    the release candidate, only when named)
@@ -47,11 +51,14 @@
 #                    about 300 MB per root, 1 GB of .debs)
 #   --rebuild        make the roots anew
 #   --package        also build the Debian package for each version and
-#                    test it in a clean root (bash test/package.sh), at the
-#                    same time as the versions run
-#   --jobs N         versions (and the package round) at once (default:
-#                    all)
+#                    test it in a clean root (bash test/package.sh
+#                    --versions V, one round per version), at the same
+#                    time as the versions run
+#   --jobs N         versions and package rounds at once (default: all)
 #   --long V         the long tier on version V (PG_TEST_EXTRA="shardid_load shardid_ha")
+#   --extra WORDS    the PG_TEST_EXTRA of the --long version instead (.ci/run:
+#                    "shardid_ha shardid_node", Patroni and node-postgres
+#                    without the long loads)
 #   --run-args ARGS  more arguments for each version's test/run.sh, as
 #                    --run-args "--tap test/t/074_sequence_fence.pl"
 #
@@ -67,6 +74,7 @@ versions="15 17 18"
 package=0
 jobs=0
 long=""
+extra="shardid_load shardid_ha"
 run_args=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -76,6 +84,7 @@ while [ $# -gt 0 ]; do
 		--package) package=1; shift ;;
 		--jobs) jobs=$2; shift 2 ;;
 		--long) long=$2; shift 2 ;;
+		--extra) extra=$2; shift 2 ;;
 		--run-args) run_args=$2; shift 2 ;;
 		*) sed -n '/^# Usage/,/^# *--run-args/p' "$0" >&2; exit 2 ;;
 	esac
@@ -134,13 +143,13 @@ leg() {
 	[ "$v" = "$first" ] || args=" --skip-common"
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
-		tier="PG_TEST_EXTRA=\"shardid_load shardid_ha\" "
-		env+=("PG_TEST_EXTRA=shardid_load shardid_ha")
+		tier="PG_TEST_EXTRA=\"$extra\" "
+		env+=("PG_TEST_EXTRA=$extra")
 	fi
 	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then ${tier}bash test/run.sh$args"
 	[ "$v" = "$first" ] ||
 		echo "(the suites that do not depend on the server's version ran with PostgreSQL $first)"
-	[ "$v" = "$long" ] && echo "(the long tier, PG_TEST_EXTRA=\"shardid_load shardid_ha\", runs on this version only)"
+	[ "$v" = "$long" ] && echo "(PG_TEST_EXTRA=\"$extra\" on this version only)"
 	if root_enter "$v" "$dir"; then
 		copy_tree "$here" "$dir/root/src/shardid"
 		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
@@ -169,29 +178,35 @@ leg() {
 	echo "leg: $rc $demo $((SECONDS - started))"
 }
 
-# package_round: test/package.sh for every version (its roots have a .deb
-# cache of their own); its output goes to $run/package.log, and it ends
-# with the line "leg: RC - SECONDS".
+# package_round V: test/package.sh for version V (its roots have a .deb
+# cache of their own, per Debian release, and its lintian root one of its
+# own, so that the versions' rounds run at once); its output goes to
+# $run/package-V.log, and it ends with the line "leg: RC - SECONDS".
 package_round() {
-	local started=$SECONDS rc=0
-	echo "==== the Debian package, for PostgreSQL $(echo $versions | sed 's/ /, /g'): bash test/package.sh"
-	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$versions") \
-		8>>"$run/shared/tests.lock" >"$run/package.log" 2>&1 || rc=$?
-	cat "$run/package.log"
+	local v=$1 started=$SECONDS rc=0
+	echo "==== the Debian package for PostgreSQL $v: bash test/package.sh --versions $v"
+	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$v") \
+		8>>"$run/shared/tests.lock" >"$run/package-$v.log" 2>&1 || rc=$?
+	cat "$run/package-$v.log"
 	echo "leg: $rc - $((SECONDS - started))"
 }
 
-# The versions' legs and the package round, --jobs at once (default: all
-# at once); each one's output is printed whole when it ends, in order.
+# The versions' legs and each version's package round, --jobs at once
+# (default: all at once); each one's output is printed whole when it
+# ends, in order.
 parts="$versions"
-[ $package = 1 ] && parts="$parts package"
+if [ $package = 1 ]; then
+	for v in $versions; do parts="$parts package-$v"; done
+fi
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $parts | wc -w)
 # TAP tests at once in each version's run: 3 in all
 legs=$(echo $versions | wc -w)
 [ "$legs" -gt "$jobs" ] && legs=$jobs
+parts_at_once=$(echo $parts | wc -w)
+[ "$parts_at_once" -gt "$jobs" ] && parts_at_once=$jobs
 tap_jobs=$((3 / legs))
 [ $tap_jobs -ge 1 ] || tap_jobs=1
-echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/'): $jobs at once, $tap_jobs TAP tests at once in each version's run"
+echo "==== $(echo $parts | sed 's/ /, /g;s/package-\([0-9]*\)/the package round of \1/g'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
 legs_started=$SECONDS
 declare -A leg_pid
 # on an interrupt, each part's shell and what it runs (whose own traps
@@ -210,8 +225,8 @@ for v in $parts; do
 		wait -n || true
 		running=$((running - 1))
 	fi
-	if [ "$v" = package ]; then
-		package_round >"$run/leg-$v.out" 2>&1 &
+	if [[ $v == package-* ]]; then
+		package_round "${v#package-}" >"$run/leg-$v.out" 2>&1 &
 	else
 		# root_leave_all (the EXIT trap) tears down a leg's root too
 		ROOTS_ENTERED+=("$run/root-$v")
@@ -224,10 +239,10 @@ for v in $parts; do
 	wait "${leg_pid[$v]}" || true
 	grep -v '^leg: ' "$run/leg-$v.out" || true
 	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
-	if [ "$v" = package ]; then
-		count "$run/package.log" "$rc" package
-		summary+=("Debian package ($versions): $RESULT, $secs s")
-		echo "==== the Debian package: $RESULT, $secs s"
+	if [[ $v == package-* ]]; then
+		count "$run/$v.log" "$rc" package
+		summary+=("Debian package (${v#package-}): $RESULT, $secs s")
+		echo "==== the Debian package for PostgreSQL ${v#package-}: $RESULT, $secs s"
 		continue
 	fi
 	count "$run/pg$v.log" "$rc"
@@ -238,11 +253,11 @@ for v in $parts; do
 	fi
 	what="suite"
 	[ "$v" = "$first" ] || what="suite less the version-independent ones"
-	[ "$v" = "$long" ] && what="$what, long tier"
+	[ "$v" = "$long" ] && what="$what, PG_TEST_EXTRA=\"$extra\""
 	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs s")
 	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs s"
 done
-summary+=("all of them took $((SECONDS - legs_started)) s, $jobs at once")
+summary+=("all of them took $((SECONDS - legs_started)) s, $parts_at_once at once")
 
 echo "==== matrix"
 printf '%s\n' "${summary[@]}"

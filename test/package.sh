@@ -149,8 +149,11 @@ check() {
 	local v=$1 tags
 	if [ -z "$lint_dir" ]; then
 		# one bookworm root with lintian for every version's packages
+		# (with a .deb cache of its own for each version's round, so that
+		# rounds at once never share one: apt fails on a cache that
+		# another apt holds)
 		lint_dir=$run/root-lintian
-		root_enter 15 "$lint_dir" || return 1
+		ROOTS_APT_CACHE=apt-lintian-$v root_enter 15 "$lint_dir" || return 1
 		root_run "$lint_dir" sh -c 'apt-get update -q && apt-get install -y -q lintian' \
 			>"$run/lintian-install.log" 2>&1 || { cat "$run/lintian-install.log"; return 1; }
 	fi

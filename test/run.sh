@@ -25,7 +25,8 @@
 #   PG_TEST_EXTRA=shardid_load  (PostgreSQL's switch, a list of words) the
 #             TAP tests run their long loads too (tens of minutes more);
 #             shardid_model: the model's long tier too (bitstate, larger
-#             bounds)
+#             bounds); shardid_ha: the Patroni test; shardid_node: npm
+#             and node-postgres (installed by shardid_load too)
 #
 # The TAP tests run in parallel, --jobs N at once (default 3, or
 # SHARDID_TAP_JOBS: 3 measured faster than 2 on 2 cores, the tests mostly
@@ -53,8 +54,12 @@
 #   --tap FILE     run this TAP test (repeatable) instead of all of them
 #   --skip-tap     no TAP tests
 #   --skip-common  skip the suites that do not depend on the server's
-#                  version (unit, model, fuzz, fleet cli, clients): test/matrix.sh
-#                  runs them on its first version only
+#                  version (unit, model, fuzz, fleet cli, clients), and the
+#                  TAP tests whose header has the line "# versions: first"
+#                  (they test a tool's or a client's own logic, which is
+#                  the same Python or JavaScript on every server; the
+#                  server-facing steps they use are in the other tests):
+#                  test/matrix.sh runs them on its first version only
 #   --jobs N       TAP tests at once
 # (SHARDID_TAP_LOGS=DIR: keep a copy of every TAP test's log there)
 set -euo pipefail
@@ -146,18 +151,19 @@ fi
 # npm: Debian's npm package brings about 500 packages with it, for the
 # npm client round trip (npm pack, npm install of the .tgz: the clients
 # suite) and node-postgres (test/t/100_orm.pl, from the npm registry).
-# Only the long tier (PG_TEST_EXTRA=shardid_load) installs it; the other
-# tiers use an npm that is already there, and skip those checks where
-# there is none.  (A nodejs that ships its own npm, as NodeSource's does,
+# Only PG_TEST_EXTRA=shardid_node (or the long tier, shardid_load)
+# installs it; the other tiers use an npm that is already there, and skip
+# those checks where there is none.  (A nodejs that ships its own npm, as NodeSource's does,
 # conflicts with Debian's npm package: keep that one.)
 want_npm=0
 [[ " ${PG_TEST_EXTRA:-} " == *" shardid_load "* ]] && want_npm=1
+[[ " ${PG_TEST_EXTRA:-} " == *" shardid_node "* ]] && want_npm=1
 if [ $want_npm = 1 ] && { [ $skip_tap = 0 ] || [ $skip_common = 0 ]; }; then
 	command -v npm >/dev/null || packages+=(npm)
 fi
 install_packages "${packages[@]}"
 command -v npm >/dev/null ||
-	echo "no npm, which only the long tier installs: the npm pack round trip and node-postgres (test/t/100_orm.pl) are skipped"
+	echo "no npm, which only PG_TEST_EXTRA=shardid_node or shardid_load installs: the npm pack round trip and node-postgres (test/t/100_orm.pl) are skipped"
 suite_time packages
 
 # Each suite adds how many of its tests passed and failed; a suite that
@@ -307,7 +313,7 @@ run_clients() {
 	# by package name from npm 12 (Debian forky's).
 	wanted="README.md index.d.ts index.js package.json"
 	if ! command -v npm >/dev/null; then
-		echo "skip - npm pack: no npm (the long tier, PG_TEST_EXTRA=shardid_load, installs it)"
+		echo "skip - npm pack: no npm (PG_TEST_EXTRA=shardid_node or shardid_load installs it)"
 	else
 	got=$(cd "$dir/js" && npm_config_update_notifier=false npm pack --pack-destination "$out" --json 2>"$out/npm.log" |
 		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const r=Array.isArray(j)?j[0]:Object.values(j)[0];console.log(r.files.map(x=>x.path).sort().join(" "))})') || got="npm pack failed: $(cat "$out/npm.log")"
@@ -428,6 +434,10 @@ tap_phase() {
 run_tap() {
 	local t rc=0 parallel=() serial=()
 	for t in $(tap_order ${tap_tests:-test/t/*.pl}); do
+		if [ $skip_common = 1 ] && [ -z "$tap_tests" ] && grep -q '^# versions: first' "$t"; then
+			echo "== tap: $(basename "$t") tests the tool's own logic, the same on every server (# versions: first): not with --skip-common"
+			continue
+		fi
 		if grep -q '^# schedule: serial' "$t"; then
 			serial+=("$t")
 		else

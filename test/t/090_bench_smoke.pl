@@ -9,6 +9,9 @@
 # reported, not asserted, since they depend on the machine's speed (see
 # section 2).  Times are never asserted: they belong to the machine, not to
 # the code.
+#
+# versions: first (the harness's scripts, the same on every server; the
+# issue path they time is tested on every version by the other tests)
 
 use strict;
 use warnings;

@@ -25,6 +25,10 @@
 # installs it), test/run.sh installs pg and names its node_modules in
 # SHARDID_NODE_MODULES, and a failed install fails the node-postgres
 # checks; with SHARDID_NODE_MODULES unset (no npm) they are skipped.
+#
+# versions: first (the ORMs' and the clients' own logic, the same on every
+# server; what they call, shardid_next and the codec, is tested on every
+# version by the regress suite)
 
 use strict;
 use warnings;
@@ -151,7 +155,7 @@ sub check_key
 # ---- node-postgres (pg from the npm registry, installed by test/run.sh)
 SKIP:
 {
-	skip 'node-postgres: no npm here (test/run.sh installs it in the long tier only), SHARDID_NODE_MODULES unset', 1
+	skip 'node-postgres: no npm here (test/run.sh installs it with PG_TEST_EXTRA=shardid_node or shardid_load), SHARDID_NODE_MODULES unset', 1
 	  unless defined $ENV{SHARDID_NODE_MODULES};
 	my $modules = $ENV{SHARDID_NODE_MODULES};
 	ok($modules ne '' && -f "$modules/pg/package.json",
@@ -179,9 +183,14 @@ SKIP:
 # ---- The JavaScript client library (clients/js) against the server,
 # through node-postgres: 5,000 IDs made by shardid_next, each decoded,
 # shortcoded, made public (the server has the spec's test keys) and sent
-# through the library's JSON, agree with the server's own functions
+# through the library's JSON, agree with the server's own functions.  It
+# needs node-postgres too: where npm is not (without PG_TEST_EXTRA=shardid_node or shardid_load),
+# it is skipped, as the recipe above is.
+SKIP:
 {
-	my $modules = $ENV{SHARDID_NODE_MODULES} // '';
+	skip 'clients/js against the server: no node-postgres here (test/run.sh installs it with PG_TEST_EXTRA=shardid_node or shardid_load), SHARDID_NODE_MODULES unset', 9
+	  unless defined $ENV{SHARDID_NODE_MODULES};
+	my $modules = $ENV{SHARDID_NODE_MODULES};
 	my $dir = PostgreSQL::Test::Utils::tempdir();
 	PostgreSQL::Test::Utils::append_to_file("$dir/clients_js_server.mjs",
 		slurp_file("$orm/clients_js_server.mjs"));
