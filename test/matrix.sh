@@ -129,24 +129,39 @@ count() {
 }
 
 # leg V: bash demo/run.sh, then bash test/run.sh, for PostgreSQL V in a
-# fresh root.  Its output goes to $run/leg-V.out, the suite's to
-# $run/pgV.log; it ends with the line "leg: RC DEMO SECONDS".
+# fresh root.  leg common: the suites that do not depend on the server's
+# version (test/run.sh --skip-tap: unit, model, fuzz, fleet cli, clients,
+# and regress and isolation again), with the first version, in a root of
+# its own, at the same time as that version's leg runs the rest.  Its
+# output goes to $run/leg-V.out, the suite's to $run/pgV.log; it ends
+# with the line "leg: RC DEMO SECONDS".
 leg() {
-	local v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
+	local part=$1 v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
 	local where args="" tier=""
+	[ "$part" != common ] || v=$first
 	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
 		SHARDID_TAP_JOBS=$((tap_jobs + (v == long)))) # the long tier's one more
 	where="$(root_suite "$v") root"
 	# sid's own PostgreSQL is 18; 19 is experimental's, pinned in
 	local pgenv=()
 	[ "$v" != 19 ] || { pgenv=(PG_MAJOR=19); env+=(PG_MAJOR=19); where="sid root with experimental's PostgreSQL 19"; }
-	[ "$v" = "$first" ] || args=" --skip-common"
+	if [ "$part" = common ]; then
+		args=" --skip-tap"
+	elif [ "$v" != "$first" ]; then
+		args=" --skip-common"
+	elif [ $common_part = 1 ]; then
+		args=" --skip-common-suites"
+	fi
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
 		tier="PG_TEST_EXTRA=\"$extra\" "
 		env+=("PG_TEST_EXTRA=$extra")
 	fi
-	echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then ${tier}bash test/run.sh$args"
+	if [ "$part" = common ]; then
+		echo "==== the version-independent suites, with PostgreSQL $v in a $where: ${tier}bash test/run.sh$args"
+	else
+		echo "==== PostgreSQL $v in a $where: bash demo/run.sh, then ${tier}bash test/run.sh$args"
+	fi
 	[ "$v" = "$first" ] ||
 		echo "(the suites that do not depend on the server's version ran with PostgreSQL $first)"
 	[ "$v" = "$long" ] && echo "(PG_TEST_EXTRA=\"$extra\" on this version only)"
@@ -155,7 +170,9 @@ leg() {
 		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
 		mount --bind "$run/shared" "$dir/root/run/shardid"
 		cp -a "$MATRIX_CACHE/prove-state/." "$dir/root/run/shardid-state/"
-		if (flock -s 8 && root_run "$dir" env "${pgenv[@]}" bash -c "cd /src/shardid && bash demo/run.sh") \
+		if [ "$part" = common ]; then
+			demo=-
+		elif (flock -s 8 && root_run "$dir" env "${pgenv[@]}" bash -c "cd /src/shardid && bash demo/run.sh") \
 			8>>"$run/shared/tests.lock" >"$run/demo-$v.log" 2>&1; then
 			demo=ok
 			sed -n '1,/^cluster started/p' "$run/demo-$v.log"
@@ -169,7 +186,8 @@ leg() {
 		# the version the scripts chose must be the one this root is for
 		grep -qx "== packages (PostgreSQL $v)" "$log" ||
 			{ echo "test/run.sh did not choose PostgreSQL $v" | tee -a "$log"; rc=1; }
-		cp -a "$dir/root/run/shardid-state/." "$MATRIX_CACHE/prove-state/" 2>/dev/null || true
+		[ "$part" = common ] ||
+			cp -a "$dir/root/run/shardid-state/." "$MATRIX_CACHE/prove-state/" 2>/dev/null || true
 	else
 		echo "could not make or enter the root for PostgreSQL $v" | tee "$log"
 		rc=1
@@ -194,7 +212,12 @@ package_round() {
 # The versions' legs and each version's package round, --jobs at once
 # (default: all at once); each one's output is printed whole when it
 # ends, in order.
+# the version-independent suites as a part of their own, beside the
+# first version's leg (not when --run-args chooses the tests)
+common_part=0
+[ -n "$run_args" ] || common_part=1
 parts="$versions"
+[ $common_part = 0 ] || parts="$parts common"
 if [ $package = 1 ]; then
 	for v in $versions; do parts="$parts package-$v"; done
 fi
@@ -206,7 +229,7 @@ parts_at_once=$(echo $parts | wc -w)
 [ "$parts_at_once" -gt "$jobs" ] && parts_at_once=$jobs
 tap_jobs=$((3 / legs))
 [ $tap_jobs -ge 1 ] || tap_jobs=1
-echo "==== $(echo $parts | sed 's/ /, /g;s/package-\([0-9]*\)/the package round of \1/g'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
+echo "==== $(echo $parts | sed 's/ /, /g;s/package-\([0-9]*\)/the package round of \1/g;s/common/the version-independent suites/'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
 legs_started=$SECONDS
 declare -A leg_pid
 # on an interrupt, each part's shell and what it runs (whose own traps
@@ -246,6 +269,11 @@ for v in $parts; do
 		continue
 	fi
 	count "$run/pg$v.log" "$rc"
+	if [ "$v" = common ]; then
+		summary+=("the version-independent suites (PostgreSQL $first, $(root_suite "$first") root): $RESULT; $secs s")
+		echo "==== the version-independent suites: $RESULT, $secs s"
+		continue
+	fi
 	if [ "$demo" = ok ]; then
 		total_passed=$((total_passed + 1))
 	else

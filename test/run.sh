@@ -50,7 +50,7 @@
 # server's port: SHARDID_PORT, else a free one.
 #
 # Usage: bash test/run.sh [--quick] [--tap test/t/NAME.pl ...] [--skip-tap]
-#                         [--skip-common] [--jobs N]
+#                         [--skip-common] [--skip-common-suites] [--jobs N]
 #   --tap FILE     run this TAP test (repeatable) instead of all of them
 #   --skip-tap     no TAP tests
 #   --skip-common  skip the suites that do not depend on the server's
@@ -60,6 +60,9 @@
 #                  the same Python or JavaScript on every server; the
 #                  server-facing steps they use are in the other tests):
 #                  test/matrix.sh runs them on its first version only
+#   --skip-common-suites  only the suites of --skip-common; the TAP tests
+#                  marked "# versions: first" run (test/matrix.sh: its
+#                  first version, whose suites run beside it)
 #   --jobs N       TAP tests at once
 # (SHARDID_TAP_LOGS=DIR: keep a copy of every TAP test's log there)
 set -euo pipefail
@@ -76,13 +79,15 @@ tap_tests=""
 skip_tap=0
 quick=0
 skip_common=0
+first_only_tap=1
 jobs=${SHARDID_TAP_JOBS:-3}
 while [ $# -gt 0 ]; do
 	case $1 in
 		--tap) [ $# -ge 2 ] || usage; tap_tests="$tap_tests $2"; shift 2 ;;
 		--skip-tap) skip_tap=1; shift ;;
 		--quick) quick=1; skip_tap=1; shift ;;
-		--skip-common) skip_common=1; shift ;;
+		--skip-common) skip_common=1; first_only_tap=0; shift ;;
+		--skip-common-suites) skip_common=1; shift ;;
 		--jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift 2 ;;
 		*) usage ;;
 	esac
@@ -150,20 +155,21 @@ if [ $skip_tap = 0 ] && [[ " ${PG_TEST_EXTRA:-} " == *" shardid_ha "* ]]; then
 fi
 # npm: Debian's npm package brings about 500 packages with it, for the
 # npm client round trip (npm pack, npm install of the .tgz: the clients
-# suite) and node-postgres (test/t/100_orm.pl, from the npm registry).
-# Only PG_TEST_EXTRA=shardid_node (or the long tier, shardid_load)
-# installs it; the other tiers use an npm that is already there, and skip
-# those checks where there is none.  (A nodejs that ships its own npm, as NodeSource's does,
+# suite).  Only PG_TEST_EXTRA=shardid_node (or the long tier,
+# shardid_load) installs it; the other tiers use an npm that is already
+# there, and skip that check where there is none.  node-postgres
+# (test/t/100_orm.pl) needs no npm: test/orm/fetch_node_pg.py fetches it
+# from the npm registry, checked against test/orm/node-pg.lock.  (A nodejs that ships its own npm, as NodeSource's does,
 # conflicts with Debian's npm package: keep that one.)
 want_npm=0
 [[ " ${PG_TEST_EXTRA:-} " == *" shardid_load "* ]] && want_npm=1
 [[ " ${PG_TEST_EXTRA:-} " == *" shardid_node "* ]] && want_npm=1
-if [ $want_npm = 1 ] && { [ $skip_tap = 0 ] || [ $skip_common = 0 ]; }; then
+if [ $want_npm = 1 ] && [ $skip_common = 0 ]; then
 	command -v npm >/dev/null || packages+=(npm)
 fi
 install_packages "${packages[@]}"
 command -v npm >/dev/null ||
-	echo "no npm, which only PG_TEST_EXTRA=shardid_node or shardid_load installs: the npm pack round trip and node-postgres (test/t/100_orm.pl) are skipped"
+	echo "no npm, which only PG_TEST_EXTRA=shardid_node or shardid_load installs: the npm pack round trip is skipped"
 suite_time packages
 
 # Each suite adds how many of its tests passed and failed; a suite that
@@ -434,7 +440,7 @@ tap_phase() {
 run_tap() {
 	local t rc=0 parallel=() serial=()
 	for t in $(tap_order ${tap_tests:-test/t/*.pl}); do
-		if [ $skip_common = 1 ] && [ -z "$tap_tests" ] && grep -q '^# versions: first' "$t"; then
+		if [ $first_only_tap = 0 ] && [ -z "$tap_tests" ] && grep -q '^# versions: first' "$t"; then
 			echo "== tap: $(basename "$t") tests the tool's own logic, the same on every server (# versions: first): not with --skip-common"
 			continue
 		fi
@@ -469,18 +475,18 @@ run_tap() {
 	return $rc
 }
 # ---- ORM recipes: node-postgres for test/t/100_orm.pl --------------------
-# pg from the npm registry, installed (as root, if root) into $work, which
-# the cluster owner may read; SHARDID_NODE_MODULES tells the test where.
-# Where there is npm, if it cannot install pg, the test's node-postgres
-# checks fail; without npm (not the long tier) it is not set, and the
-# test skips them.
+# pg and what it depends on, from the npm registry at the versions and
+# sha512s of test/orm/node-pg.lock (test/orm/fetch_node_pg.py, no npm),
+# into $work, which the cluster owner may read; SHARDID_NODE_MODULES tells
+# the test where.  Where there is node, a failed fetch fails the test's
+# node-postgres checks; without node it is not set, and the test skips
+# them.  (100_orm is marked versions: first: not with --skip-common.)
 orm_node_modules() {
 	local dir=$work/orm-npm
 	mkdir -p "$dir"
-	if ! npm install --prefix "$dir" --no-audit --no-fund --no-save --loglevel=error \
-		pg@8 >"$work/orm-npm.log" 2>&1; then
+	if ! /usr/bin/python3 test/orm/fetch_node_pg.py "$dir" >"$work/orm-npm.log" 2>&1; then
 		cat "$work/orm-npm.log" >&2
-		echo "npm install pg failed (above): test/t/100_orm.pl will fail" >&2
+		echo "fetching node-postgres failed (above): test/t/100_orm.pl will fail" >&2
 	fi
 	chmod -R a+rX "$dir"
 	echo "node-postgres for test/t/100_orm.pl: pg" \
@@ -488,10 +494,11 @@ orm_node_modules() {
 		"in $dir/node_modules"
 	export SHARDID_NODE_MODULES=$dir/node_modules
 }
-if [ $skip_tap = 0 ] && command -v npm >/dev/null && { [ -z "$tap_tests" ] || [[ $tap_tests == *100_orm* ]]; }; then
+if [ $skip_tap = 0 ] && command -v node >/dev/null && { [ -z "$tap_tests" ] || [[ $tap_tests == *100_orm* ]]; } &&
+	{ [ $first_only_tap = 1 ] || [ -n "$tap_tests" ]; }; then
 	suite_start
 	orm_node_modules
-	suite_time "npm install pg"
+	suite_time "node-postgres"
 fi
 # ---- end of ORM recipes ----------------------------------------------------
 

@@ -21,10 +21,11 @@
 # for backfills sort by their times and never equal a live ID, while the
 # same backfill in the live shard would have minted every live ID again.
 #
-# node-postgres comes from the npm registry: where npm is (the long tier
-# installs it), test/run.sh installs pg and names its node_modules in
-# SHARDID_NODE_MODULES, and a failed install fails the node-postgres
-# checks; with SHARDID_NODE_MODULES unset (no npm) they are skipped.
+# node-postgres comes from the npm registry: where node is, test/run.sh
+# fetches pg at the versions of test/orm/node-pg.lock (no npm needed) and
+# names its node_modules in SHARDID_NODE_MODULES, and a failed fetch fails
+# the node-postgres checks; with SHARDID_NODE_MODULES unset (no node) they
+# are skipped.
 #
 # versions: first (the ORMs' and the clients' own logic, the same on every
 # server; what they call, shardid_next and the codec, is tested on every
@@ -155,7 +156,7 @@ sub check_key
 # ---- node-postgres (pg from the npm registry, installed by test/run.sh)
 SKIP:
 {
-	skip 'node-postgres: no npm here (test/run.sh installs it with PG_TEST_EXTRA=shardid_node or shardid_load), SHARDID_NODE_MODULES unset', 1
+	skip 'node-postgres: SHARDID_NODE_MODULES unset (test/run.sh sets it where node is)', 1
 	  unless defined $ENV{SHARDID_NODE_MODULES};
 	my $modules = $ENV{SHARDID_NODE_MODULES};
 	ok($modules ne '' && -f "$modules/pg/package.json",
@@ -184,11 +185,11 @@ SKIP:
 # through node-postgres: 5,000 IDs made by shardid_next, each decoded,
 # shortcoded, made public (the server has the spec's test keys) and sent
 # through the library's JSON, agree with the server's own functions.  It
-# needs node-postgres too: where npm is not (without PG_TEST_EXTRA=shardid_node or shardid_load),
-# it is skipped, as the recipe above is.
+# needs node-postgres too: without it, it is skipped, as the recipe above
+# is.
 SKIP:
 {
-	skip 'clients/js against the server: no node-postgres here (test/run.sh installs it with PG_TEST_EXTRA=shardid_node or shardid_load), SHARDID_NODE_MODULES unset', 9
+	skip 'clients/js against the server: no node-postgres, SHARDID_NODE_MODULES unset (test/run.sh sets it where node is)', 9
 	  unless defined $ENV{SHARDID_NODE_MODULES};
 	my $modules = $ENV{SHARDID_NODE_MODULES};
 	my $dir = PostgreSQL::Test::Utils::tempdir();
