@@ -74,9 +74,11 @@ Modules, one job each:
   gate       the router's gate, shut by a move through its fence
   movecmd    the move command: start, --resume and --abort
   cli        the command line
+  __main__   python3 -m shardid_fleet
 
 The unit tests are test/fleet_unit (pytest; no server); the moves are
 tested against real servers by test/t/050-054.
 """
 
-__version__ = "1.2"
+# shardid's release (META.json and debian/changelog say the same; test/fleet_cli.py checks)
+__version__ = "1.3.0"
