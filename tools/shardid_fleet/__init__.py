@@ -70,7 +70,8 @@ Modules, one job each:
              writer of the router's shardid_fleet.moves
   preflight  the checks before a move
   move       a move's steps (Move), each a method with one job
-  fence      the write fence's pieces: what it locks, reads and sets
+  fence      the write fence: what it locks, reads and sets, and one
+             attempt at it (WriteFence)
   gate       the router's gate, shut by a move through its fence
   movecmd    the move command: start, --resume and --abort
   cli        the command line

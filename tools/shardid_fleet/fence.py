@@ -1,16 +1,19 @@
 """The write fence of a move, on the old server: what it locks, what it
 reads under the lock (every table's last ID, the guard's last
 millisecond, every sequence), where the new server's sequences go, and the
-trigger that then refuses every write there with 40001.  Move.do_fence
-takes these steps in order."""
+trigger that then refuses every write there with 40001; WriteFence takes
+them in order, in one attempt of Move.do_fence."""
 
 import dataclasses
+import datetime
+import time
 from typing import Dict, List, Optional, Tuple
 
 from psycopg import sql
 
-from .common import FENCE_TRIGGER_FUNCTION, FleetError
-from .conn import extension_info, rows
+from .common import FENCE_TRIGGER_FUNCTION, FleetError, kill_point, out
+from .conn import connect, extension_info, one, rows
+from .gate import GATE_DRAIN_MS, gate_opens_for_clock
 
 
 # The fence on the old server: a trigger function in the shard's schema,
@@ -237,3 +240,124 @@ def bounds_reader_schema(conn):
                          % ("is not installed" if not ext else ext[1],
                             getattr(conn, "fleet_conninfo", "the server")))
     return ext[0]
+
+
+class WriteFence:
+    """One attempt at the write fence of a move (Move.do_fence makes up to
+    three): writes to the shard on the old server wait while the new
+    server catches up to the last one, its sequences and its clock are
+    set past every ID of the shard, and the fence is installed.  move:
+    the Move (its sessions, gate, options and recorded state)."""
+
+    def __init__(self, move, targets):
+        self.move = move
+        self.state = move.state
+        self.targets = targets
+
+    def take(self):
+        """The attempt, in a transaction of its own on the old server:
+        rolled back, and the gate opened, on any error"""
+        F = connect(self.move.conns.source, "the old server")
+        F.autocommit = False
+        try:
+            self.take_in(F)
+        except BaseException:
+            try:
+                F.rollback()
+            except Exception:
+                pass
+            self.move.gate.open()
+            raise
+        finally:
+            F.close()
+
+    def take_in(self, F):
+        mv, st, targets = self.move, self.move.state, self.targets
+        F.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)",
+                  ("%dms" % int(mv.opts.lock_timeout * 1000),))
+        t_request = time.monotonic()
+        # calls through the router wait at its gate from here until the
+        # router sends the shard to the new server
+        if mv.gate.close():
+            # calls that passed the gate just before it closed get a
+            # moment to reach the old server's tables and commit there
+            # (the lock below waits for them) rather than queue behind
+            # the lock and meet the fence
+            time.sleep(GATE_DRAIN_MS / 1000)
+        F.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(
+            sql.SQL(", ").join(sql.Identifier(st.schema, t) for t in targets.tables)))
+        kill_point("fence:locked")
+        # Every write to the shard is now either committed or waiting.
+        point = mv.flush_point()
+        max_ids, fence_ms = read_id_fence_ms(F, st, targets)
+        seqvals = read_sequences(F, st, targets)
+        self.wait_applied(point, t_request)
+        kill_point("fence:caught-up")
+        for t in targets.tables:
+            check_copied_id(st, t, max_ids[t], checked_max_id(mv.new, st.target_schema_oid, st.schema, t))
+        self.set_sequences(seqvals)
+        waited = self.wait_for_clock(fence_ms)
+        mv.record(fence_lsn=point, fence_ms=fence_ms)
+        # fence the shard on the old server: from the commit on, every
+        # write to it there fails with 40001 (serialization_failure),
+        # which applications retry, whatever happens next.  A write
+        # waiting for the lock above goes on into that error, not into
+        # the old copy, and not into 42P01: the schema keeps its name
+        # until the router has switched and the cleanup renames it.
+        install_fence(F, st, targets.relations)
+        kill_point("fence:fenced")
+        F.commit()
+        mv.fence_started = t_request
+        kill_point("fence:committed")
+        out("  6. writes paused; the new server caught up to %s; sequences set past the next block of 1,024; "
+            "its clock is past the last ID (%s, waited %d ms); %s fenced on the old server "
+            "(a write there fails with 40001), to be retired as %s"
+            % (point, "none" if fence_ms is None else
+               datetime.datetime.fromtimestamp(fence_ms / 1000, datetime.timezone.utc).isoformat(
+                   timespec="milliseconds"),
+               waited * 1000, st.schema, st.retired_schema))
+
+    def wait_applied(self, point, t_request):
+        """The new server has applied everything up to the fence"""
+        while not self.move.applied_past(point):
+            if time.monotonic() - t_request > self.move.opts.fence_timeout:
+                raise FleetError("the new server did not catch up within %g s of pausing writes; writes resumed "
+                                 "on the old server; run move --resume to try again" % self.move.opts.fence_timeout)
+            time.sleep(0.002)
+
+    def set_sequences(self, seqvals):
+        """The new server's sequences past the next block of 1,024"""
+        for s, (last, inc, mx) in seqvals.items():
+            v = sequence_restart(self.state.schema, s, last, inc, mx)
+            self.move.new.execute(sql.SQL("SELECT pg_catalog.setval(%s::pg_catalog.regclass, %s, true)"),
+                                  (sql.Identifier(self.state.schema, s).as_string(self.move.new), v))
+
+    def wait_for_clock(self, fence_ms):
+        """The ID fence: no ID of the shard from the new server until its
+        clock is past every ID the shard has.  Returns the seconds waited."""
+        if fence_ms is None:
+            return 0.0
+        mv = self.move
+        w0 = time.monotonic()
+        behind = one(mv.new, "SELECT %s OPERATOR(pg_catalog.-) pg_catalog.floor(EXTRACT(epoch FROM "
+                             "pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8",
+                     (fence_ms,))
+        reopened = gate_opens_for_clock(behind, mv.gate.shut)
+        if reopened:
+            # a long wait: the gate opens meanwhile, so that calls for
+            # the other shards go on; those for this shard wait for
+            # the lock on the old server and then meet the fence
+            # there (40001, retried)
+            mv.gate.open()
+        while one(mv.new, "SELECT pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) "
+                          "OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.<=) %s",
+                  (fence_ms,)):
+            if time.monotonic() - w0 > mv.opts.max_clock_wait:
+                raise FleetError("the clock of the new server is more than %g s behind the last ID of "
+                                 "logical shard %d; writes resumed on the old server (--max-clock-wait)"
+                                 % (mv.opts.max_clock_wait, self.state.shard))
+            time.sleep(0.001)
+        waited = time.monotonic() - w0
+        if reopened:
+            mv.gate.close()
+        return waited

@@ -14,11 +14,9 @@ from psycopg import sql
 from . import state as moves
 from .common import FleetError, kill_point, mask, out, pgerr, plural, same_server, show_conn, strip_secrets, warn
 from .conn import connect, incoming_marker, one, rows, run_pg, shard_tables, trusted_roles
-from .fence import (
-    FENCE_FUNCTION, checked_max_id, check_copied_id, fence_targets, install_fence, read_id_fence_ms,
-    read_sequences, schema_situation, sequence_restart)
+from .fence import FENCE_FUNCTION, WriteFence, fence_targets, schema_situation
 from .fleetmap import load_map, write_map_atomically
-from .gate import GATE_DRAIN_MS, RouterGate, gate_opens_for_clock
+from .gate import RouterGate
 from .router import load_map_into_router, router_current_map
 
 
@@ -477,7 +475,7 @@ class Move:
         while True:
             attempts += 1
             try:
-                self.fence_once(targets)
+                WriteFence(self, targets).take()
                 return
             except (psycopg.errors.LockNotAvailable, psycopg.errors.DeadlockDetected) as e:
                 self.gate.open()
@@ -487,113 +485,6 @@ class Move:
                                      % (st.schema, attempts, pgerr(e).split("\n")[0]))
                 warn("write fence on %s not taken (%s); trying again" % (st.schema, pgerr(e).split("\n")[0]))
                 time.sleep(1)
-
-    def fence_once(self, targets):
-        """One attempt at the fence, in a transaction of its own on the old
-        server: rolled back, and the gate opened, on any error"""
-        F = connect(self.conns.source, "the old server")
-        F.autocommit = False
-        try:
-            self.fence_in(F, targets)
-        except BaseException:
-            try:
-                F.rollback()
-            except Exception:
-                pass
-            self.gate.open()
-            raise
-        finally:
-            F.close()
-
-    def fence_in(self, F, targets):
-        st = self.state
-        F.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)",
-                  ("%dms" % int(self.opts.lock_timeout * 1000),))
-        t_request = time.monotonic()
-        # calls through the router wait at its gate from here until the
-        # router sends the shard to the new server
-        if self.gate.close():
-            # calls that passed the gate just before it closed get a
-            # moment to reach the old server's tables and commit there
-            # (the lock below waits for them) rather than queue behind
-            # the lock and meet the fence
-            time.sleep(GATE_DRAIN_MS / 1000)
-        F.execute(sql.SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(
-            sql.SQL(", ").join(sql.Identifier(st.schema, t) for t in targets.tables)))
-        kill_point("fence:locked")
-        # Every write to the shard is now either committed or waiting.
-        point = self.flush_point()
-        max_ids, fence_ms = read_id_fence_ms(F, st, targets)
-        seqvals = read_sequences(F, st, targets)
-        self.wait_applied(point, t_request)
-        kill_point("fence:caught-up")
-        for t in targets.tables:
-            check_copied_id(st, t, max_ids[t], checked_max_id(self.new, st.target_schema_oid, st.schema, t))
-        self.set_sequences(seqvals)
-        waited = self.wait_for_clock(fence_ms)
-        self.record(fence_lsn=point, fence_ms=fence_ms)
-        # fence the shard on the old server: from the commit on, every
-        # write to it there fails with 40001 (serialization_failure),
-        # which applications retry, whatever happens next.  A write
-        # waiting for the lock above goes on into that error, not into
-        # the old copy, and not into 42P01: the schema keeps its name
-        # until the router has switched and the cleanup renames it.
-        install_fence(F, st, targets.relations)
-        kill_point("fence:fenced")
-        F.commit()
-        self.fence_started = t_request
-        kill_point("fence:committed")
-        out("  6. writes paused; the new server caught up to %s; sequences set past the next block of 1,024; "
-            "its clock is past the last ID (%s, waited %d ms); %s fenced on the old server "
-            "(a write there fails with 40001), to be retired as %s"
-            % (point, "none" if fence_ms is None else
-               datetime.datetime.fromtimestamp(fence_ms / 1000, datetime.timezone.utc).isoformat(
-                   timespec="milliseconds"),
-               waited * 1000, st.schema, st.retired_schema))
-
-    def wait_applied(self, point, t_request):
-        """The new server has applied everything up to the fence"""
-        while not self.applied_past(point):
-            if time.monotonic() - t_request > self.opts.fence_timeout:
-                raise FleetError("the new server did not catch up within %g s of pausing writes; writes resumed "
-                                 "on the old server; run move --resume to try again" % self.opts.fence_timeout)
-            time.sleep(0.002)
-
-    def set_sequences(self, seqvals):
-        """The new server's sequences past the next block of 1,024"""
-        for s, (last, inc, mx) in seqvals.items():
-            v = sequence_restart(self.state.schema, s, last, inc, mx)
-            self.new.execute(sql.SQL("SELECT pg_catalog.setval(%s::pg_catalog.regclass, %s, true)"),
-                             (sql.Identifier(self.state.schema, s).as_string(self.new), v))
-
-    def wait_for_clock(self, fence_ms):
-        """The ID fence: no ID of the shard from the new server until its
-        clock is past every ID the shard has.  Returns the seconds waited."""
-        if fence_ms is None:
-            return 0.0
-        w0 = time.monotonic()
-        behind = one(self.new, "SELECT %s OPERATOR(pg_catalog.-) pg_catalog.floor(EXTRACT(epoch FROM "
-                               "pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8",
-                     (fence_ms,))
-        reopened = gate_opens_for_clock(behind, self.gate.shut)
-        if reopened:
-            # a long wait: the gate opens meanwhile, so that calls for
-            # the other shards go on; those for this shard wait for
-            # the lock on the old server and then meet the fence
-            # there (40001, retried)
-            self.gate.open()
-        while one(self.new, "SELECT pg_catalog.floor(EXTRACT(epoch FROM pg_catalog.clock_timestamp()) "
-                            "OPERATOR(pg_catalog.*) 1000)::pg_catalog.int8 OPERATOR(pg_catalog.<=) %s",
-                  (fence_ms,)):
-            if time.monotonic() - w0 > self.opts.max_clock_wait:
-                raise FleetError("the clock of the new server is more than %g s behind the last ID of "
-                                 "logical shard %d; writes resumed on the old server (--max-clock-wait)"
-                                 % (self.opts.max_clock_wait, self.state.shard))
-            time.sleep(0.001)
-        waited = time.monotonic() - w0
-        if reopened:
-            self.gate.close()
-        return waited
 
     # --- step switched
 
