@@ -5,11 +5,16 @@ help and its manual page, so that neither drifts from the code.
   - every option and argument of every command has a help text;
   - "shardid-fleet --help" exits 0 and lists every command with its usage
     line; "shardid-fleet COMMAND --help" exits 0 and shows every option;
+    "python3 -m shardid_fleet --help" and the launcher run through a
+    symbolic link (as /usr/bin/shardid-fleet is) print the same help;
   - docs/shardid-fleet.1 has a section (.SS COMMAND) per command that
     describes (.TP) every option and argument of the command and nothing
     that the command lacks, its SYNOPSIS names every option, and groff
     formats it without a warning;
-  - docs/fleet.md's map is tools/examples/fleet.map, byte for byte.
+  - docs/fleet.md's map is tools/examples/fleet.map, byte for byte;
+  - the tool's version (shardid_fleet.__version__) is the release's, as
+    META.json and debian/changelog give it, and the manual page's header
+    names its major and minor.
 
 The options are taken from argparse itself: main() is run with
 ArgumentParser.parse_args replaced, so the parser it builds is caught
@@ -26,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 tool = os.path.join(here, "tools", "shardid-fleet")
@@ -120,6 +126,22 @@ for c in commands:
           "shardid-fleet %s --help exits 0 and shows every option" % c,
           "exit %d; missing: %s\n%s" % (rc, " ".join(missing), text))
 
+# python3 -m shardid_fleet, and the launcher through a symbolic link in
+# another directory (as the Debian package installs it in /usr/bin): the
+# same help, found without any edit of the module path
+rc, text = run(["--help"])
+p = subprocess.run([sys.executable, "-m", "shardid_fleet", "--help"], stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT, universal_newlines=True,
+                   env=dict(env, PYTHONPATH=os.path.join(here, "tools")))
+check(p.returncode == 0 and p.stdout == text, "python3 -m shardid_fleet --help is the launcher's help",
+      "exit %d\n%s" % (p.returncode, p.stdout))
+with tempfile.TemporaryDirectory() as bindir:
+    os.symlink(tool, os.path.join(bindir, "shardid-fleet"))
+    p = subprocess.run([sys.executable, os.path.join(bindir, "shardid-fleet"), "--help"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True, env=env, cwd=bindir)
+check(p.returncode == 0 and p.stdout == text, "the launcher run through a symbolic link finds its package",
+      "exit %d\n%s" % (p.returncode, p.stdout))
+
 #
 # The manual page
 #
@@ -200,6 +222,27 @@ with open(os.path.join(here, "tools", "examples", "fleet.map")) as f:
 check(m is not None and m.group(1) == example,
       "docs/fleet.md shows tools/examples/fleet.map, the example the package installs, as it is",
       "no block after the marker" if m is None else "the doc's block differs from the file")
+
+#
+# The version: META.json's, debian/changelog's (less its Debian
+# revision), the package's and the manual page's are one
+#
+
+import json  # noqa: E402
+import shardid_fleet  # noqa: E402
+
+with open(os.path.join(here, "META.json")) as f:
+    release = json.load(f)["version"]
+with open(os.path.join(here, "debian", "changelog")) as f:
+    m = re.match(r"\S+ \(([^)]+)\)", f.readline())
+debian = m.group(1).rsplit("-", 1)[0] if m else None
+th = re.search(r'^\.TH .* "shardid ([0-9.]+)"', page, re.M)
+check(shardid_fleet.__version__ == release == debian,
+      "shardid_fleet.__version__ is the release's version (META.json, debian/changelog)",
+      "__version__ %s, META.json %s, debian/changelog %s" % (shardid_fleet.__version__, release, debian))
+check(th is not None and release.startswith(th.group(1) + "."),
+      "shardid-fleet.1's header names the release (shardid %s)" % ".".join(release.split(".")[:2]),
+      th.group(0) if th else "no .TH line naming shardid's version")
 
 failed = results.count(False)
 print("fleet-cli: %d passed, %d failed" % (len(results) - failed, failed))

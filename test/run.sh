@@ -8,6 +8,7 @@
 #             exposures, checked by SPIN (test/model/run.sh)
 #   fuzz      libFuzzer on the codec and the public IDs' cipher (2 x 20 s)
 #   fleet cli shardid-fleet's options against its --help and manual page
+#   fleet unit shardid-fleet's decisions, without a server (test/fleet_unit, pytest)
 #   regress   pg_regress suites in test/sql and test/expected
 #   isolation isolation specs in test/specs
 #   clients   the JS and Python client libraries in clients/ (unit tests,
@@ -132,8 +133,9 @@ suite_time() {	# NAME: record the seconds since suite_start
 # The Debian packages each part needs, installed when missing.  A TAP
 # test's own tools go into tap_packages.
 packages=(make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
-# the fleet tool and its manual page (fleet cli); the fuzzers (libFuzzer)
-common_packages=(python3-psycopg groff-base)
+# the fleet tool, its manual page and its unit tests (fleet cli, fleet
+# unit); the fuzzers (libFuzzer)
+common_packages=(python3-psycopg groff-base python3-pytest)
 fuzz_packages=(clang libclang-rt-dev)
 tap_packages=(libipc-run-perl faketime python3-psycopg
 	# ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
@@ -263,6 +265,13 @@ if [ $skip_common = 0 ]; then
 	/usr/bin/python3 test/fleet_cli.py 2>&1 | tee "$log" || rc=$?
 	read -r p f < <(sed -n 's/^fleet-cli: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
 	count "fleet cli" $rc "${p:-0}" "${f:-0}"
+
+	# shardid-fleet's decisions, without a server (test/fleet_unit, pytest)
+	suite_start
+	rc=0
+	PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest test/fleet_unit 2>&1 | tee "$log" || rc=$?
+	read -r p f < <(sed -n 's/^fleet-unit: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+	count "fleet unit" $rc "${p:-0}" "${f:-0}"
 fi
 
 # The regress server has the spec's two test keys of public IDs

@@ -16,7 +16,7 @@
 #     appo, and she is no superuser;
 #   - while the tool holds the shard's schema, her ALTER SCHEMA ... RENAME
 #     waits for it: the name the tool reads by stays the schema's.
-# The reader is tools/shardid_fleet's checked_max_id, called as the move
+# The reader is tools/shardid_fleet/fence.py's checked_max_id, called as the move
 # calls it, on a real server.
 
 use strict;
@@ -62,7 +62,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import psycopg
 from shardid_fleet.common import FleetError
-from shardid_fleet.move import checked_max_id
+from shardid_fleet.fence import checked_max_id
 conn = psycopg.connect(sys.argv[2], autocommit=True)
 oid = conn.execute("SELECT oid FROM pg_namespace WHERE nspname = 'shard_0042'").fetchone()[0]
 try:

@@ -66,9 +66,20 @@ Modules, one job each:
   conn       connections, child programs, secrets and trust
   provision  check and apply
   router     the PL/Proxy router: router and status
-  move       a move and its state machine, step by step
-  movecmd    the move command: its checks, --resume and --abort
+  state      a move's recorded state (MoveState), the one reader and
+             writer of the router's shardid_fleet.moves
+  preflight  the checks before a move
+  move       a move's steps (Move), each a method with one job
+  fence      the write fence: what it locks, reads and sets, and one
+             attempt at it (WriteFence)
+  gate       the router's gate, shut by a move through its fence
+  movecmd    the move command: start, --resume and --abort
   cli        the command line
+  __main__   python3 -m shardid_fleet
+
+The unit tests are test/fleet_unit (pytest; no server); the moves are
+tested against real servers by test/t/050-054.
 """
 
-__version__ = "1.2"
+# shardid's release (META.json and debian/changelog say the same; test/fleet_cli.py checks)
+__version__ = "1.3.0"

@@ -1,337 +1,47 @@
-"""The move command: the checks before a move, starting, resuming and
-aborting one (the state machine itself is move.Move)."""
+"""The move command: starting a move, resuming and aborting one (the
+checks before it are preflight, its steps move.Move, its recorded state
+state.MoveState)."""
 
 import re
 import secrets
 import sys
 
 import psycopg
-from psycopg import sql
 
+from . import state as moves
 from .common import (
-    FINAL, FleetError, MAX_SHARD, NSHARDS, PROG, kill_point, mask, out, pgerr, ranges,
-    same_server, shard_schema, show_conn, strip_secrets)
-from .fleetmap import MapLock, load_map, probe_map_writable
-from .conn import (
-    check_schema_trusted, connect, ensure_extension, extension_info, one, pg_program, rows,
-    shard_tables, trusted_roles)
-from .router import check_router, ensure_gate, router_current_map, take_run_lock, unfinished_move
-from .move import Move
+    FleetError, MAX_SHARD, kill_point, mask, out, pgerr, ranges, same_server, shard_schema, show_conn, strip_secrets)
+from .fleetmap import MapLock, load_map
+from .conn import connect
+from .move import Move, MoveOptions
+from .preflight import differing_shards, preflight
+from .router import check_router, ensure_gate, router_current_map, take_run_lock
 
 
-MOVE_COLUMNS = ["id", "cluster", "shard", "token", "source", "target", "publisher", "drop_retired", "state",
-                "retired_schema", "source_schema_oid", "target_schema_oid", "subscription_oid"]
-
-
-def load_move(conn, cluster):
-    r = conn.execute(sql.SQL("SELECT {} FROM shardid_fleet.moves AS m "
-                             "WHERE m.cluster OPERATOR(pg_catalog.=) %s "
-                             "AND m.state OPERATOR(pg_catalog.<>) ALL ('{{done,aborted}}'::pg_catalog.text[])").format(
-        sql.SQL(", ").join(sql.Identifier(c) for c in MOVE_COLUMNS)), (cluster,)).fetchone()
-    return None if r is None else dict(zip(MOVE_COLUMNS, r))
-
-
-# The functions the new server's replication workers may run for a shard's
-# tables: of their constraints, column defaults and generated columns,
-# indexes (expressions, predicates, operator classes), triggers and
-# partition keys, directly or through an operator, and of the types of
-# their columns (domain constraints, input and output functions), with the
-# object that uses each.
-CODE_OF_TABLES = """
-    WITH RECURSIVE
-    rel AS (
-        SELECT c.oid FROM pg_catalog.pg_class AS c
-         WHERE c.relnamespace OPERATOR(pg_catalog.=) %(nsp)s
-           AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog."char"[])),
-    obj (classid, objid) AS (
-        SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, r.oid FROM rel AS r
-        UNION ALL
-        SELECT 'pg_catalog.pg_class'::pg_catalog.regclass, x.indexrelid
-          FROM pg_catalog.pg_index AS x JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) x.indrelid
-        UNION ALL
-        SELECT 'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid
-          FROM pg_catalog.pg_constraint AS k JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) k.conrelid
-        UNION ALL
-        SELECT 'pg_catalog.pg_attrdef'::pg_catalog.regclass, d.oid
-          FROM pg_catalog.pg_attrdef AS d JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) d.adrelid
-        UNION ALL
-        SELECT 'pg_catalog.pg_trigger'::pg_catalog.regclass, t.oid
-          FROM pg_catalog.pg_trigger AS t JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) t.tgrelid),
-    used (classid, objid, what) AS (
-        SELECT o.classid, o.objid, pg_catalog.pg_describe_object(o.classid, o.objid, 0) FROM obj AS o),
-    typ0 (oid, what) AS (
-        SELECT a.atttypid, pg_catalog.pg_describe_object('pg_catalog.pg_class'::pg_catalog.regclass,
-                                                          a.attrelid, a.attnum::pg_catalog.int4)
-          FROM pg_catalog.pg_attribute AS a JOIN rel AS r ON r.oid OPERATOR(pg_catalog.=) a.attrelid
-         WHERE a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped
-        UNION ALL
-        SELECT d.refobjid, pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) FROM used AS u
-          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) u.classid
-                                        AND d.objid OPERATOR(pg_catalog.=) u.objid
-         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass),
-    -- and the types those are made of: base types of domains, elements of
-    -- arrays, subtypes of ranges, columns of composite types
-    typ (oid, what) AS (
-        SELECT t.oid, t.what FROM typ0 AS t
-        UNION
-        SELECT n.oid, y.what
-          FROM typ AS y JOIN pg_catalog.pg_type AS t ON t.oid OPERATOR(pg_catalog.=) y.oid
-          LEFT JOIN pg_catalog.pg_range AS g ON g.rngtypid OPERATOR(pg_catalog.=) t.oid
-          CROSS JOIN LATERAL (
-              VALUES (t.typbasetype), (t.typelem), (g.rngsubtype)
-              UNION ALL
-              SELECT a.atttypid FROM pg_catalog.pg_attribute AS a
-               WHERE a.attrelid OPERATOR(pg_catalog.=) t.typrelid AND t.typrelid OPERATOR(pg_catalog.<>) 0
-                 AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped) AS n (oid)
-         WHERE n.oid IS NOT NULL AND n.oid OPERATOR(pg_catalog.<>) 0),
-    code (classid, objid, what) AS (
-        SELECT u.classid, u.objid, u.what FROM used AS u
-        UNION ALL
-        SELECT 'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid,
-               pg_catalog.pg_describe_object('pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid, 0)
-                 OPERATOR(pg_catalog.||) ', for ' OPERATOR(pg_catalog.||) y.what
-          FROM typ AS y JOIN pg_catalog.pg_constraint AS k ON k.contypid OPERATOR(pg_catalog.=) y.oid),
-    fn (oid, what) AS (
-        SELECT d.refobjid, c.what FROM code AS c
-          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) c.classid
-                                        AND d.objid OPERATOR(pg_catalog.=) c.objid
-         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-        UNION ALL
-        SELECT o.oprcode::pg_catalog.oid, c.what
-                 OPERATOR(pg_catalog.||) ', through operator ' OPERATOR(pg_catalog.||) o.oid::pg_catalog.regoperator::pg_catalog.text
-          FROM code AS c
-          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) c.classid
-                                        AND d.objid OPERATOR(pg_catalog.=) c.objid
-          JOIN pg_catalog.pg_operator AS o ON o.oid OPERATOR(pg_catalog.=) d.refobjid
-         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_operator'::pg_catalog.regclass
-        UNION ALL
-        SELECT f.oid, c.what
-                 OPERATOR(pg_catalog.||) ', through operator class ' OPERATOR(pg_catalog.||) oc.opcname::pg_catalog.text
-          FROM code AS c
-          JOIN pg_catalog.pg_depend AS d ON d.classid OPERATOR(pg_catalog.=) c.classid
-                                        AND d.objid OPERATOR(pg_catalog.=) c.objid
-          JOIN pg_catalog.pg_opclass AS oc ON oc.oid OPERATOR(pg_catalog.=) d.refobjid
-          CROSS JOIN LATERAL (
-              SELECT p.amproc::pg_catalog.oid FROM pg_catalog.pg_amproc AS p
-               WHERE p.amprocfamily OPERATOR(pg_catalog.=) oc.opcfamily
-              UNION ALL
-              SELECT o.oprcode::pg_catalog.oid FROM pg_catalog.pg_amop AS m
-                JOIN pg_catalog.pg_operator AS o ON o.oid OPERATOR(pg_catalog.=) m.amopopr
-               WHERE m.amopfamily OPERATOR(pg_catalog.=) oc.opcfamily) AS f (oid)
-         WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_opclass'::pg_catalog.regclass
-        UNION ALL
-        SELECT f.oid, y.what
-                 OPERATOR(pg_catalog.||) ', through type ' OPERATOR(pg_catalog.||) pg_catalog.format_type(t.oid, NULL)
-          FROM typ AS y JOIN pg_catalog.pg_type AS t ON t.oid OPERATOR(pg_catalog.=) y.oid
-          LEFT JOIN pg_catalog.pg_range AS g ON g.rngtypid OPERATOR(pg_catalog.=) t.oid
-          CROSS JOIN LATERAL (VALUES (t.typinput::pg_catalog.oid), (t.typoutput::pg_catalog.oid),
-                                     (t.typreceive::pg_catalog.oid), (t.typsend::pg_catalog.oid),
-                                     (t.typmodin::pg_catalog.oid), (t.typmodout::pg_catalog.oid),
-                                     (g.rngcanonical::pg_catalog.oid), (g.rngsubdiff::pg_catalog.oid)) AS f (oid)
-         WHERE f.oid OPERATOR(pg_catalog.<>) 0)
-    SELECT pg_catalog.format('%%I.%%I(%%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes)),
-           pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text,
-           p.proowner OPERATOR(pg_catalog.=) ANY (%(trusted)s::pg_catalog.oid[]),
-           p.pronamespace OPERATOR(pg_catalog.=) %(nsp)s,
-           pg_catalog.string_agg(DISTINCT f.what, '; ')
-      FROM fn AS f
-      JOIN pg_catalog.pg_proc AS p ON p.oid OPERATOR(pg_catalog.=) f.oid
-      JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
-     GROUP BY p.oid, n.nspname, p.proname, p.proowner, p.pronamespace
-     ORDER BY 1"""
-
-
-def check_code_of_tables(S, T, soid, nsp):
-    """On PostgreSQL 15 the new server's replication workers run as the
-    subscription's owner, a superuser: refuse a shard whose tables carry a
-    function of a role other than a superuser or the connected one.  Roles
-    named with --owner are not trusted here: their functions are exactly
-    those that would run as a superuser.  A function outside the shard's
-    schema is checked on the new server too, where the copy will call it."""
-    found = rows(S, CODE_OF_TABLES, {"nsp": soid, "trusted": list(trusted_roles(S))})
-    bad = [(sig, owner, where) for sig, owner, ok, inside, where in found if not ok]
-    outside = [sig for sig, owner, ok, inside, where in found if ok and not inside]
-    if outside:
-        ttrusted = list(trusted_roles(T))
-        for sig, owner in rows(T, """
-                SELECT s.sig, pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text
-                  FROM pg_catalog.unnest(%s::pg_catalog.text[]) AS s (sig)
-                  JOIN pg_catalog.pg_proc AS p ON p.oid OPERATOR(pg_catalog.=) pg_catalog.to_regprocedure(s.sig)
-                 WHERE p.proowner OPERATOR(pg_catalog.<>) ALL (%s::pg_catalog.oid[])
-                 ORDER BY 1""", (outside, ttrusted)):
-            where = [w for s, o, ok, inside, w in found if s == sig][0]
-            bad.append((sig, owner + '" on the new server', where))
-    if bad:
-        raise FleetError("the new server runs PostgreSQL 15, whose replication workers run as a superuser, and "
-                         "the tables of %s use %s that shardid-fleet does not trust; nothing was changed:\n  %s"
-                         % (nsp, "a function" if len(bad) == 1 else "functions",
-                            "\n  ".join('function %s, owned by role "%s", used by %s' % b for b in bad))
-                         + "\nHINT: Only functions owned by a superuser or the connected role may run there; "
-                           "--owner does not extend to them.  Move the shard to PostgreSQL 16 or later, where "
-                           "the workers act as each table's owner.")
-
-
-def preflight(a, fm, R, shard, source, target):
-    """Everything that can be checked before anything is changed."""
-    owner, version = router_current_map(R, a.cluster)
-    if owner is None:
-        raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
-                         % (show_conn(a.router_conn), a.cluster))
-    differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]]
-    if differ:
-        raise FleetError("the map file and the router's map disagree on logical shards %s; nothing was changed"
-                         % ranges(differ) + "\nHINT: See shardid-fleet status.")
-    probe_map_writable(a.mapfile)
-    pg_program("pg_dump")
-    pg_program("psql")
-    nsp = shard_schema(shard)
-    S = connect(source, "the old server")
-    T = connect(target, "the new server")
-    try:
-        for c, what in ((S, "old"), (T, "new")):
-            if c.info.server_version < 150000:
-                raise FleetError("the %s server runs PostgreSQL %s; moves need 15 or later"
-                                 % (what, c.info.server_version))
-        wal_level = one(S, "SELECT pg_catalog.current_setting('wal_level')")
-        if wal_level != "logical":
-            raise FleetError('wal_level is %s on the old server "%s"; moving a shard needs wal_level = logical'
-                             % (wal_level, show_conn(source)))
-        free = one(S, "SELECT pg_catalog.current_setting('max_replication_slots')::pg_catalog.int4 "
-                      "OPERATOR(pg_catalog.-) (SELECT pg_catalog.count(*)::pg_catalog.int4 FROM pg_catalog.pg_replication_slots)")
-        if free < 2:
-            raise FleetError("the old server has %d free replication slots; a move needs 2 "
-                             "(max_replication_slots)" % free)
-        workers = one(T, "SELECT pg_catalog.current_setting('max_logical_replication_workers')::pg_catalog.int4")
-        if workers < 2:
-            raise FleetError("the new server allows %d logical replication workers; a move needs 2 "
-                             "(max_logical_replication_workers)" % workers)
-        trusted = trusted_roles(S, [a.owner] if a.owner else [])
-        soid = check_schema_trusted(S, nsp, trusted, "logical shard %d" % shard)
-        if soid is None or not shard_tables(S, nsp):
-            raise FleetError('schema %s with tables does not exist on the old server "%s"'
-                             % (nsp, show_conn(source)))
-        # What the new server's apply worker will run (as a superuser on
-        # PostgreSQL 15) must come from trusted roles, and every table must
-        # replicate updates and deletes.
-        for relname, relkind, owner_name, is_trusted, why in rows(S, """
-                SELECT c.relname::pg_catalog.text, c.relkind::pg_catalog.text,
-                       pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text,
-                       c.relowner OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.oid[]),
-                       CASE
-                         WHEN c.relkind OPERATOR(pg_catalog.<>) ALL ('{r,p,S,i,I}'::pg_catalog."char"[])
-                           THEN 'is not a table, sequence or index'
-                         WHEN c.relpersistence OPERATOR(pg_catalog.<>) 'p' THEN 'is not a logged table'
-                         WHEN c.relkind OPERATOR(pg_catalog.=) 'r' AND c.relreplident OPERATOR(pg_catalog.=) 'n'
-                           THEN 'has no replica identity'
-                         WHEN c.relkind OPERATOR(pg_catalog.=) 'r' AND c.relreplident OPERATOR(pg_catalog.=) 'd'
-                              AND NOT EXISTS (SELECT FROM pg_catalog.pg_index AS x
-                                               WHERE x.indrelid OPERATOR(pg_catalog.=) c.oid AND x.indisprimary)
-                           THEN 'has no primary key or replica identity'
-                         WHEN EXISTS (SELECT FROM pg_catalog.pg_trigger AS t
-                                       WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid
-                                         AND t.tgenabled OPERATOR(pg_catalog.=) ANY ('{A,R}'::pg_catalog."char"[]))
-                           THEN 'has a trigger that fires on replicated rows (ENABLE ALWAYS or REPLICA)'
-                         WHEN c.relispartition AND EXISTS (
-                                SELECT FROM pg_catalog.pg_partition_ancestors(c.oid) AS p(relid)
-                                  JOIN pg_catalog.pg_class AS pc ON pc.oid OPERATOR(pg_catalog.=) p.relid
-                                 WHERE pc.relnamespace OPERATOR(pg_catalog.<>) c.relnamespace)
-                           THEN 'is a partition of a table in another schema'
-                       END
-                  FROM pg_catalog.pg_class AS c
-                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s ORDER BY 1""", (list(trusted), soid)):
-            if not is_trusted:
-                raise FleetError('relation %s.%s on the old server is owned by role "%s"; the new server would '
-                                 "apply its rows as a superuser; nothing was changed" % (nsp, relname, owner_name)
-                                 + "\nHINT: Name the role with --owner if you trust it.")
-            if why:
-                raise FleetError("relation %s.%s on the old server %s; nothing was changed" % (nsp, relname, why))
-        for (partname,) in rows(S, """
-                SELECT p.relid::pg_catalog.regclass::pg_catalog.text
-                  FROM pg_catalog.pg_class AS c,
-                       pg_catalog.pg_partition_tree(c.oid) AS p
-                  JOIN pg_catalog.pg_class AS pc ON pc.oid OPERATOR(pg_catalog.=) p.relid
-                 WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND c.relkind OPERATOR(pg_catalog.=) 'p'
-                   AND NOT c.relispartition
-                   AND pc.relnamespace OPERATOR(pg_catalog.<>) %s""", (soid, soid)):
-            raise FleetError("partition %s of logical shard %d is outside schema %s; nothing was changed"
-                             % (partname, shard, nsp))
-        if T.info.server_version < 160000:
-            check_code_of_tables(S, T, soid, nsp)
-        ext = extension_info(S, "shardid")
-        if ext is None:
-            raise FleetError('extension shardid is missing on the old server "%s"' % show_conn(source))
-        ttrusted = trusted_roles(T, [a.owner] if a.owner else [])
-        text = extension_info(T, "shardid")
-        if text is None:
-            ensure_extension(T, "shardid", ext[0], ttrusted)
-            out("  extension shardid created on the new server, in schema %s" % ext[0])
-        elif text[0] != ext[0]:
-            raise FleetError("extension shardid is in schema %s on the old server but in %s on the new one; "
-                             "the copied defaults name it" % (ext[0], text[0]))
-        else:
-            check_schema_trusted(T, text[0], ttrusted, "of extension shardid")
-        if one(T, "SELECT pg_catalog.count(*) FROM pg_catalog.pg_namespace AS n "
-                  "WHERE n.nspname OPERATOR(pg_catalog.=) %s", (nsp,)):
-            raise FleetError('schema %s already exists on the new server "%s"; drop it there first'
-                             % (nsp, show_conn(target)))
-        missing = [x[0] for x in rows(S, """
-            SELECT pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text FROM pg_catalog.pg_class AS c
-             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s
-            UNION
-            SELECT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
-              FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS a
-             WHERE c.relnamespace OPERATOR(pg_catalog.=) %s AND a.grantee OPERATOR(pg_catalog.<>) 0
-            UNION
-            SELECT pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text
-              FROM pg_catalog.pg_namespace AS n, pg_catalog.aclexplode(n.nspacl) AS a
-             WHERE n.oid OPERATOR(pg_catalog.=) %s AND a.grantee OPERATOR(pg_catalog.<>) 0
-            UNION
-            SELECT pg_catalog.pg_get_userbyid(n.nspowner)::pg_catalog.text
-              FROM pg_catalog.pg_namespace AS n WHERE n.oid OPERATOR(pg_catalog.=) %s""",
-                                       (soid, soid, soid, soid))]
-        have = {x[0] for x in rows(T, "SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles AS r")}
-        lack = [r for r in missing if r not in have]
-        if lack:
-            raise FleetError("the new server has no role %s, which owns objects of %s"
-                             % (", ".join('"%s"' % r for r in lack), nsp))
-        if T.info.server_version >= 160000:
-            # the subscription's workers act as each table's owner: its
-            # owner (the connected role) must be able to SET ROLE to them
-            owners = [x[0] for x in rows(S, "SELECT DISTINCT pg_catalog.pg_get_userbyid(c.relowner)::pg_catalog.text "
-                                            "FROM pg_catalog.pg_class AS c WHERE c.relnamespace OPERATOR(pg_catalog.=) %s "
-                                            "ORDER BY 1", (soid,))]
-            cannot = [x[0] for x in rows(T, "SELECT r.rolname::pg_catalog.text FROM pg_catalog.pg_roles AS r "
-                                            "WHERE r.rolname OPERATOR(pg_catalog.=) ANY (%s::pg_catalog.text[]) "
-                                            "AND NOT pg_catalog.pg_has_role(r.oid, 'SET') ORDER BY 1", (owners,))]
-            if cannot:
-                raise FleetError("the connected role on the new server cannot SET ROLE to %s, which owns tables of "
-                                 "%s; the subscription's workers act as each table's owner; nothing was changed"
-                                 % (", ".join('"%s"' % r for r in cannot), nsp))
-        # the clocks: a new server far behind would keep writes paused
-        t1 = one(S, "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.float8")
-        t2 = one(T, "SELECT EXTRACT(epoch FROM pg_catalog.clock_timestamp())::pg_catalog.float8")
-        if t1 - t2 > a.max_clock_wait:
-            raise FleetError("the clock of the new server is %.1f s behind the old one's, more than --max-clock-wait "
-                             "(%g s); nothing was changed" % (t1 - t2, a.max_clock_wait))
-        return soid
-    finally:
-        S.close()
-        T.close()
-
-
-def cmd_move(a):
+def check_timeouts(a):
     for opt in ("max_clock_wait", "lock_timeout", "fence_timeout"):
         if getattr(a, opt) < 0:
             raise FleetError("--%s must not be negative" % opt.replace("_", "-"))
-    fm = load_map(a.mapfile)
-    MapLock(a.mapfile)
+
+
+def shard_arg(a):
+    """The shard argument, None if not given"""
+    if a.shard is None:
+        return None
+    if not re.fullmatch(r"[0-9]+", a.shard) or int(a.shard) > MAX_SHARD:
+        raise FleetError("shard ID %s is out of range (valid shard IDs are 0 to %d)" % (a.shard, MAX_SHARD))
+    return int(a.shard)
+
+
+def open_run(a):
+    """(router session, run lock session): one shardid-fleet at a time on
+    the cluster's moves, by the run lock on the cluster's gate, held by a
+    session of its own in a transaction that lasts the whole run (the
+    move's gate is taken there too), and released when the tool exits,
+    however it exits.  A router set up by an older shardid-fleet gets its
+    gate here."""
     R = connect(a.router_conn, "router")
     trusted = check_router(R)
-    # one shardid-fleet at a time on the cluster's moves: the run lock on
-    # the cluster's gate, held by a session of its own in a transaction
-    # that lasts the whole run (the move's gate is taken there too), and
-    # released when the tool exits, however it exits.  A router set up by
-    # an older shardid-fleet gets its gate here.
     if router_current_map(R, a.cluster)[0] is None:
         raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
                          % (show_conn(a.router_conn), a.cluster))
@@ -340,90 +50,103 @@ def cmd_move(a):
     L = connect(a.router_conn, "the router")
     L.autocommit = False
     take_run_lock(L, a.cluster)
-    shard = None
-    if a.shard is not None:
-        if not re.fullmatch(r"[0-9]+", a.shard) or int(a.shard) > MAX_SHARD:
-            raise FleetError("shard ID %s is out of range (valid shard IDs are 0 to %d)" % (a.shard, MAX_SHARD))
-        shard = int(a.shard)
+    return R, L
 
+
+def cmd_move(a):
+    check_timeouts(a)
+    fm = load_map(a.mapfile)
+    MapLock(a.mapfile)
+    R, L = open_run(a)
+    shard = shard_arg(a)
     if a.resume or a.abort:
-        if one(R, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NULL"):
-            raise FleetError('router "%s" has no moves to %s' % (show_conn(a.router_conn),
-                                                                "resume" if a.resume else "abort"))
-        row = load_move(R, a.cluster)
-        if row is None:
-            raise FleetError('no move of cluster "%s" to %s' % (a.cluster, "resume" if a.resume else "abort"))
-        if shard is not None and shard != row["shard"]:
-            raise FleetError("the unfinished move is of logical shard %d, not %d" % (row["shard"], shard))
-        if a.to_conn is not None and not same_server(a.to_conn, row["target"]):
-            raise FleetError('the unfinished move is to "%s", not to "%s"'
-                             % (show_conn(row["target"]), show_conn(a.to_conn)))
-        if a.publisher_conn is not None and not same_server(a.publisher_conn, row["publisher"]):
-            raise FleetError('the unfinished move\'s new server connects to "%s", not to "%s"'
-                             % (show_conn(row["publisher"]), show_conn(a.publisher_conn)))
-        # the file may be behind the router by this move, no more
-        owner, _ = router_current_map(R, a.cluster)
-        differ = [n for n in range(NSHARDS) if owner[n] != fm.owner[n]
-                  and not (n == row["shard"] and (same_server(fm.owner[n], row["source"])
-                                                  or same_server(fm.owner[n], row["target"])))]
-        if differ:
-            raise FleetError("the map file and the router's map disagree on logical shards %s" % ranges(differ))
-        mv = Move(a, R, row, resume_conns(a, fm, row), L)
-        mv.check_row(owner)
-        if a.drop and not mv.drop_retired:
-            mv.record(drop_retired=True)
-        try:
-            if a.abort:
-                mv.abort()
-            else:
-                out("resume move of logical shard %d (%s) from step %s" % (mv.shard, mv.nsp, mv.state))
-                out("  from %s" % show_conn(mv.source))
-                out("  to   %s" % show_conn(mv.target))
-                mv.run()
-        except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
-            note_error(R, mv, e)
-            raise
-        return 0
+        return resume_or_abort(a, fm, R, L, shard)
+    return start_move(a, fm, R, L, shard)
 
+
+def check_resume_args(a, shard, state):
+    """SHARD, TO_CONN and --publisher-conn, if given again, against the
+    recorded move"""
+    if shard is not None and shard != state.shard:
+        raise FleetError("the unfinished move is of logical shard %d, not %d" % (state.shard, shard))
+    if a.to_conn is not None and not same_server(a.to_conn, state.target):
+        raise FleetError('the unfinished move is to "%s", not to "%s"'
+                         % (show_conn(state.target), show_conn(a.to_conn)))
+    if a.publisher_conn is not None and not same_server(a.publisher_conn, state.publisher):
+        raise FleetError('the unfinished move\'s new server connects to "%s", not to "%s"'
+                         % (show_conn(state.publisher), show_conn(a.publisher_conn)))
+
+
+def resume_or_abort(a, fm, R, L, shard):
+    what = "resume" if a.resume else "abort"
+    if not moves.has_moves_table(R):
+        raise FleetError('router "%s" has no moves to %s' % (show_conn(a.router_conn), what))
+    state = moves.load_unfinished(R, a.cluster)
+    if state is None:
+        raise FleetError('no move of cluster "%s" to %s' % (a.cluster, what))
+    check_resume_args(a, shard, state)
+    # the file may be behind the router by this move, no more
+    owner, _ = router_current_map(R, a.cluster)
+    differ = differing_shards(owner, fm.owner, moving=state)
+    if differ:
+        raise FleetError("the map file and the router's map disagree on logical shards %s" % ranges(differ))
+    mv = Move(MoveOptions.from_args(a), R, state, resume_conns(a, fm, state), L)
+    mv.check_recorded(owner)
+    if a.drop and not state.drop_retired:
+        mv.record(drop_retired=True)
+    try:
+        if a.abort:
+            mv.abort()
+        else:
+            out("resume move of logical shard %d (%s) from step %s" % (state.shard, state.schema, state.step))
+            out("  from %s" % show_conn(mv.conns.source))
+            out("  to   %s" % show_conn(mv.conns.target))
+            mv.run()
+    except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
+        note_error(R, mv, e)
+        raise
+    return 0
+
+
+def new_move(a, shard, source, soid):
+    """The state and the connection strings of a move about to start.  The
+    router records the connection strings without their secrets: a
+    resumed move takes them from the map file, from TO_CONN and
+    --publisher-conn given again, or from libpq's own sources."""
+    publisher = a.publisher_conn or source
+    conns = moves.MoveConns(source=source, target=a.to_conn, publisher=publisher)
+    state = moves.MoveState(
+        move_id=None, cluster=a.cluster, shard=shard, token=secrets.token_hex(4), source=strip_secrets(source),
+        target=strip_secrets(a.to_conn), publisher=strip_secrets(publisher), drop_retired=a.drop,
+        step="prepared", source_schema_oid=soid)
+    return state, conns
+
+
+def start_move(a, fm, R, L, shard):
     if shard is None or a.to_conn is None:
         raise FleetError("move needs SHARD and TO_CONN (or --resume or --abort)")
     source = fm.owner[shard]
     target = a.to_conn
-    nsp = shard_schema(shard)
     if same_server(source, target):
         raise FleetError('the map already puts logical shard %d on "%s"' % (shard, show_conn(target)))
-    unfinished = unfinished_move(R, a.cluster)
+    unfinished = moves.unfinished_move(R, a.cluster)
     if unfinished is not None:
         raise FleetError("logical shard %d of cluster \"%s\" is being moved (step %s, since %s); "
                          "finish it first with shardid-fleet move --resume or --abort"
                          % (unfinished[1], a.cluster, unfinished[2], unfinished[5]))
-    out("move logical shard %d (%s)" % (shard, nsp))
+    out("move logical shard %d (%s)" % (shard, shard_schema(shard)))
     out("  from %s" % show_conn(source))
     out("  to   %s" % show_conn(target))
     # the router's tables for moves (a router set up by an older
     # shardid-fleet lacks them)
-    if one(R, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NULL"):
+    if not moves.has_moves_table(R):
         raise FleetError('router "%s" has no table shardid_fleet.moves; run shardid-fleet router once more'
                          % show_conn(a.router_conn))
     soid = preflight(a, fm, R, shard, source, target)
-    # the router records the connection strings without their secrets: a
-    # resumed move takes them from the map file, from TO_CONN and
-    # --publisher-conn given again, or from libpq's own sources
-    publisher = a.publisher_conn or source
-    conns = dict(source=source, target=target, publisher=publisher)
-    row = dict(cluster=a.cluster, shard=shard, token=secrets.token_hex(4), source=strip_secrets(source),
-               target=strip_secrets(target), publisher=strip_secrets(publisher), drop_retired=a.drop,
-               state="prepared", source_schema_oid=soid)
-    try:
-        mid = one(R, "INSERT INTO shardid_fleet.moves (cluster, shard, token, source, target, publisher, "
-                     "drop_retired, state, source_schema_oid) VALUES (%(cluster)s, %(shard)s, %(token)s, "
-                     "%(source)s, %(target)s, %(publisher)s, %(drop_retired)s, %(state)s, "
-                     "%(source_schema_oid)s) RETURNING id", row)
-    except psycopg.errors.UniqueViolation:
-        raise FleetError('another move of cluster "%s" is unfinished' % a.cluster)
-    row.update(id=mid, retired_schema=None, target_schema_oid=None, subscription_oid=None)
+    state, conns = new_move(a, shard, source, soid)
+    moves.insert_move(R, state)
     kill_point("after:prepared")
-    mv = Move(a, R, row, conns, L)
+    mv = Move(MoveOptions.from_args(a), R, state, conns, L)
     try:
         mv.run()
     except (FleetError, psycopg.Error, KeyboardInterrupt) as e:
@@ -432,7 +155,7 @@ def cmd_move(a):
     return 0
 
 
-def resume_conns(a, fm, row):
+def resume_conns(a, fm, state):
     """The connection strings of a recorded move, with the secrets the
     operator gives again or the map file holds"""
     def from_map(recorded):
@@ -440,26 +163,24 @@ def resume_conns(a, fm, row):
             if same_server(cs, recorded):
                 return cs
         return recorded
-    source = from_map(row["source"])
-    target = a.to_conn if a.to_conn is not None else from_map(row["target"])
+    source = from_map(state.source)
+    target = a.to_conn if a.to_conn is not None else from_map(state.target)
     if a.publisher_conn is not None:
         publisher = a.publisher_conn
-    elif same_server(row["publisher"], row["source"]):
+    elif same_server(state.publisher, state.source):
         publisher = source
     else:
-        publisher = row["publisher"]
-    return dict(source=source, target=target, publisher=publisher)
+        publisher = state.publisher
+    return moves.MoveConns(source=source, target=target, publisher=publisher)
+
+
+def error_text(e):
+    return pgerr(e) if isinstance(e, psycopg.Error) else "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
 
 
 def note_error(R, mv, e):
-    text = pgerr(e) if isinstance(e, psycopg.Error) else "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
-    try:
-        R.execute("UPDATE shardid_fleet.moves SET last_error = %s, updated_at = pg_catalog.now() "
-                  "WHERE id OPERATOR(pg_catalog.=) %s", (mask(text), mv.id))
-    except psycopg.Error:
-        pass
-    if mv.state not in FINAL:
-        sys.stderr.write(mask("%s: the move of logical shard %d stopped at step %s; "
-                              "shardid-fleet move --resume finishes it%s\n"
-                              % (PROG, mv.shard, mv.state,
-                                 "" if mv.state in ("switched", "cleaned") else ", --abort undoes it")))
+    """Why the run stopped, recorded on the router and told the operator"""
+    moves.record_error(R, mv.state, mask(error_text(e)))
+    message = moves.stopped_message(mv.state)
+    if message is not None:
+        sys.stderr.write(mask(message) + "\n")

@@ -147,11 +147,22 @@ def cmd_apply(a):
             servers.append(x)
 
     conns = {cs: connect(cs) for cs in servers}
-    # Before anything is made: a map that puts a shard where it is not,
-    # while another server holds it, is out of date (a move it does not
-    # know of); provisioning from it would make an empty copy.
-    live = {cs: live_shards(conns[cs]) for cs in servers}
-    retired = {cs: retired_shards(conns[cs]) for cs in servers}
+    check_map_current(m, servers, {cs: live_shards(conns[cs]) for cs in servers},
+                      {cs: retired_shards(conns[cs]) for cs in servers})
+    total_created = 0
+    for cs in servers:
+        total_created += apply_server(a, m, cs, conns[cs], template, api)
+    for c in conns.values():
+        c.close()
+    out("apply: %s, %s created" % (plural(len(servers), "server"), plural(total_created, "object")))
+    return 0
+
+
+def check_map_current(m, servers, live, retired):
+    """Before anything is made: a map that puts a shard where it is not,
+    while another server holds it, is out of date (a move it does not
+    know of); provisioning from it would make an empty copy.  live and
+    retired: each server's live_shards and retired_shards."""
     for n in sorted(m.provisioned):
         home = m.owner[n]
         if n in live.get(home, {}) and not is_incoming(live[home][n]):
@@ -170,108 +181,139 @@ def cmd_apply(a):
                 "nothing was changed" % (n, show_conn(home))
                 + "\nHINT: See shardid-fleet status; finish the move with shardid-fleet move --resume.")
 
-    total_created = 0
-    for cs in servers:
-        c = conns[cs]
-        out("server %s" % show_conn(cs))
-        trusted = trusted_roles(c, [a.owner] if a.owner else [])
-        ext_schema, created = ensure_extension(c, "shardid", a.extension_schema, trusted)
-        out("  extension shardid: %s" % ("created" if created else "present"))
-        version = extension_info(c, "shardid")[1]
-        if version == "1.0":
-            raise FleetError('extension shardid on "%s" is version 1.0, whose shardid_provision_shard() '
-                             "takes schemas that other roles made; update it first" % cs
-                             + "\nHINT: ALTER EXTENSION shardid UPDATE;")
-        preload = one(c, "SELECT pg_catalog.current_setting('shared_preload_libraries')")
-        if "shardid" not in [x.strip().strip('"') for x in preload.split(",")]:
-            warn('shardid is not in shared_preload_libraries on "%s": inserts into its shards will fail' % cs)
 
-        tmpl = a.template_schema
-        if schema_info(c, tmpl) is None:
-            # the template runs with pg_catalog first, then the template
-            # schema (new, and so empty), then the extension's: a function
-            # or operator another role left there would be copied into
-            # every shard's defaults and checks
-            check_search_path(c, [ext_schema], trusted, 'template "%s"' % a.template)
-            try:
-                with c.transaction():
-                    c.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(tmpl)))
-                    c.execute("SELECT pg_catalog.set_config('search_path', %s, true)",
-                              (file_search_path(c, [tmpl, ext_schema]),))
-                    c.execute(template)
-            except psycopg.Error as e:
-                raise FleetError('template "%s" failed on server "%s": %s' % (a.template, cs, pgerr(e)))
-            ntables = template_tables(c, tmpl)
-            out("  template %s: created from %s (%s)"
-                % (tmpl, os.path.basename(a.template), plural(ntables, "table")))
-        else:
-            check_schema_trusted(c, tmpl, trusted, "the template")
-            ntables = template_tables(c, tmpl)
-            out("  template %s: present (%s; the template file is read only when the schema is missing)"
-                % (tmpl, plural(ntables, "table")))
+def apply_server(a, m, cs, c, template, api):
+    """apply on one server; returns how many objects it created"""
+    out("server %s" % show_conn(cs))
+    trusted = trusted_roles(c, [a.owner] if a.owner else [])
+    ext_schema = prepare_extension(c, cs, a, trusted)
+    tmpl = a.template_schema
+    prepare_template(c, cs, a, template, ext_schema, trusted)
+    if a.owner:
+        c.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(tmpl), sql.Identifier(a.owner)))
+        c.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(
+            sql.Identifier(tmpl), sql.Identifier(a.owner)))
+    shards = m.shards_on(cs) if cs in m.servers() else []
+    created = provision_shards(c, cs, a, shards, ext_schema)
+    note_strays(c, set(m.shards_on(cs, all_shards=True)) if cs in m.servers() else set())
+    if api is not None:
+        run_sql_file(c, api, [ext_schema], trusted, 'API file "%s"' % a.api)
+        out("  api %s: applied" % os.path.basename(a.api))
+    return created
 
-        if a.owner:
-            c.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(tmpl), sql.Identifier(a.owner)))
-            c.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(
-                sql.Identifier(tmpl), sql.Identifier(a.owner)))
-        shards = m.shards_on(cs) if cs in m.servers() else []
-        if not shards:
-            out("  logical shards: none provisioned here")
-        else:
-            counts = {}
-            existing = 0
-            done = []
-            for i in range(0, len(shards), a.batch_size):
-                batch = shards[i:i + a.batch_size]
-                try:
-                    with c.transaction():
-                        if a.owner:
-                            c.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(a.owner)))
-                        res = rows(c, sql.SQL("""
-                            SELECT s, p.kind, p.name, p.action
-                              FROM pg_catalog.unnest(%s::pg_catalog.int4[]) AS s,
-                                   {}.shardid_provision_shard(s, %s::pg_catalog.text, NULL::pg_catalog.text) AS p
-                             ORDER BY s""").format(sql.Identifier(ext_schema)), (batch, tmpl))
-                except psycopg.Error as e:
-                    raise FleetError(
-                        'provisioning logical shards %s failed on server "%s": %s'
-                        % (ranges(batch), cs, pgerr(e))
-                        + ("\n(logical shards %s were provisioned; nothing of %s was made)"
-                           % (ranges(done), ranges(batch)) if done else
-                           "\n(nothing was made there)"))
-                done += batch
-                for s, kind, name, action in res:
-                    if action == "created":
-                        counts[kind] = counts.get(kind, 0) + 1
-                        total_created += 1
-                        if a.v:
-                            out("    created %s %s" % (kind, name))
-                    elif kind == "schema":
-                        existing += 1
-            if not counts:
-                out("  logical shards %s (%d): all complete, nothing created" % (ranges(shards), len(shards)))
+
+def prepare_extension(c, cs, a, trusted):
+    """Extension shardid, created where missing; returns its schema"""
+    ext_schema, created = ensure_extension(c, "shardid", a.extension_schema, trusted)
+    out("  extension shardid: %s" % ("created" if created else "present"))
+    version = extension_info(c, "shardid")[1]
+    if version == "1.0":
+        raise FleetError('extension shardid on "%s" is version 1.0, whose shardid_provision_shard() '
+                         "takes schemas that other roles made; update it first" % cs
+                         + "\nHINT: ALTER EXTENSION shardid UPDATE;")
+    preload = one(c, "SELECT pg_catalog.current_setting('shared_preload_libraries')")
+    if "shardid" not in [x.strip().strip('"') for x in preload.split(",")]:
+        warn('shardid is not in shared_preload_libraries on "%s": inserts into its shards will fail' % cs)
+    return ext_schema
+
+
+def prepare_template(c, cs, a, template, ext_schema, trusted):
+    """The template schema, created from the template file where missing"""
+    tmpl = a.template_schema
+    if schema_info(c, tmpl) is not None:
+        check_schema_trusted(c, tmpl, trusted, "the template")
+        ntables = template_tables(c, tmpl)
+        out("  template %s: present (%s; the template file is read only when the schema is missing)"
+            % (tmpl, plural(ntables, "table")))
+        return
+    # the template runs with pg_catalog first, then the template
+    # schema (new, and so empty), then the extension's: a function
+    # or operator another role left there would be copied into
+    # every shard's defaults and checks
+    check_search_path(c, [ext_schema], trusted, 'template "%s"' % a.template)
+    try:
+        with c.transaction():
+            c.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(tmpl)))
+            c.execute("SELECT pg_catalog.set_config('search_path', %s, true)",
+                      (file_search_path(c, [tmpl, ext_schema]),))
+            c.execute(template)
+    except psycopg.Error as e:
+        raise FleetError('template "%s" failed on server "%s": %s' % (a.template, cs, pgerr(e)))
+    ntables = template_tables(c, tmpl)
+    out("  template %s: created from %s (%s)" % (tmpl, os.path.basename(a.template), plural(ntables, "table")))
+
+
+def provision_shards(c, cs, a, shards, ext_schema):
+    """The logical shards the map puts on this server, a batch per
+    transaction; returns how many objects were created"""
+    if not shards:
+        out("  logical shards: none provisioned here")
+        return 0
+    results = []
+    done = []
+    for i in range(0, len(shards), a.batch_size):
+        batch = shards[i:i + a.batch_size]
+        res = provision_batch(c, cs, a, batch, done, ext_schema)
+        done += batch
+        for s, kind, name, action in res:
+            if action == "created" and a.v:
+                out("    created %s %s" % (kind, name))
+        results += res
+    counts, existing = tally_provisioned(results)
+    if not counts:
+        out("  logical shards %s (%d): all complete, nothing created" % (ranges(shards), len(shards)))
+    else:
+        made = ", ".join(plural(counts[k], k) for k in ("schema", "table", "sequence") if k in counts)
+        out("  logical shards %s (%d): created %s; %d of the %d schemas were there already"
+            % (ranges(shards), len(shards), made, existing, len(shards)))
+    return sum(counts.values())
+
+
+def provision_batch(c, cs, a, batch, done, ext_schema):
+    """[(shard, kind, name, action)] of shardid_provision_shard for one
+    batch of logical shards, in one transaction (as --owner if given)"""
+    try:
+        with c.transaction():
+            if a.owner:
+                c.execute(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(a.owner)))
+            return rows(c, sql.SQL("""
+                SELECT s, p.kind, p.name, p.action
+                  FROM pg_catalog.unnest(%s::pg_catalog.int4[]) AS s,
+                       {}.shardid_provision_shard(s, %s::pg_catalog.text, NULL::pg_catalog.text) AS p
+                 ORDER BY s""").format(sql.Identifier(ext_schema)), (batch, a.template_schema))
+    except psycopg.Error as e:
+        raise FleetError(
+            'provisioning logical shards %s failed on server "%s": %s'
+            % (ranges(batch), cs, pgerr(e))
+            + ("\n(logical shards %s were provisioned; nothing of %s was made)"
+               % (ranges(done), ranges(batch)) if done else
+               "\n(nothing was made there)"))
+
+
+def tally_provisioned(results):
+    """({kind: how many created}, how many schemas were there already)
+    from shardid_provision_shard's rows"""
+    counts = {}
+    existing = 0
+    for s, kind, name, action in results:
+        if action == "created":
+            counts[kind] = counts.get(kind, 0) + 1
+        elif kind == "schema":
+            existing += 1
+    return counts, existing
+
+
+def note_strays(c, here):
+    """The shard schemas on this server that the map puts elsewhere (here:
+    the logical shards the map puts on it)"""
+    for n, comment in sorted(live_shards(c).items()):
+        if n not in here:
+            if is_incoming(comment):
+                out("  note: schema %s is here as the incoming copy of an unfinished move"
+                    % shard_schema(n))
             else:
-                made = ", ".join(plural(counts[k], k) for k in ("schema", "table", "sequence") if k in counts)
-                out("  logical shards %s (%d): created %s; %d of the %d schemas were there already"
-                    % (ranges(shards), len(shards), made, existing, len(shards)))
-
-        here = set(m.shards_on(cs, all_shards=True)) if cs in m.servers() else set()
-        for n, comment in sorted(live_shards(c).items()):
-            if n not in here:
-                if is_incoming(comment):
-                    out("  note: schema %s is here as the incoming copy of an unfinished move"
-                        % shard_schema(n))
-                else:
-                    out("  warning: schema %s is here, but the map puts logical shard %d on another server"
-                        % (shard_schema(n), n))
-
-        if api is not None:
-            run_sql_file(c, api, [ext_schema], trusted, 'API file "%s"' % a.api)
-            out("  api %s: applied" % os.path.basename(a.api))
-    for c in conns.values():
-        c.close()
-    out("apply: %s, %s created" % (plural(len(servers), "server"), plural(total_created, "object")))
-    return 0
+                out("  warning: schema %s is here, but the map puts logical shard %d on another server"
+                    % (shard_schema(n), n))
 
 
 def template_tables(conn, schema):

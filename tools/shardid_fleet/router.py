@@ -12,6 +12,7 @@ from .conn import (
     check_schema_trusted, connect, ensure_extension, extension_info, is_incoming, live_shards, one,
     rows, schema_info, trusted_roles, untrusted_objects)
 from .provision import read_file, run_sql_file
+from .state import finished_moves, has_moves_table, unfinished_move
 
 
 #
@@ -136,6 +137,16 @@ def router_objects(conn, trusted):
     """Check what shardid-fleet finds of its own on the router and report
     what it would have to create.  Nothing is adopted: every object must be
     owned by a trusted role, hold nothing else, and carry nothing attached."""
+    problems = fleet_schema_problems(conn, trusted) + plproxy_problems(conn, trusted)
+    problems += gate_objects(conn, trusted)
+    # types, operators and the rest (relations and functions are above)
+    problems += untrusted_objects(conn, [FLEET_SCHEMA, "plproxy"], trusted, skip=("pg_class", "pg_proc"))
+    problems += untrusted_objects(conn, [GATE_SCHEMA], trusted, skip=("pg_class",))
+    return problems
+
+
+def fleet_schema_problems(conn, trusted):
+    """What is wrong with schema shardid_fleet (the map and the moves)"""
     problems = []
     info = schema_info(conn, FLEET_SCHEMA)
     if info is not None:
@@ -193,6 +204,12 @@ def router_objects(conn, trusted):
                 if [x[0] for x in r] != want:
                     problems.append("table %s.%s has columns (%s), not (%s)"
                                     % (FLEET_SCHEMA, table, ", ".join(x[0] for x in r), ", ".join(want)))
+    return problems
+
+
+def plproxy_problems(conn, trusted):
+    """What is wrong with PL/Proxy's configuration functions"""
+    problems = []
     pinfo = schema_info(conn, "plproxy")
     if pinfo is not None:
         check_schema_trusted(conn, "plproxy", trusted, "PL/Proxy's configuration")
@@ -208,10 +225,6 @@ def router_objects(conn, trusted):
                 if comment != MARKER:
                     problems.append("function plproxy.%s is PL/Proxy configuration of its own, "
                                     "not shardid-fleet's" % sig)
-    problems += gate_objects(conn, trusted)
-    # types, operators and the rest (relations and functions are above)
-    problems += untrusted_objects(conn, [FLEET_SCHEMA, "plproxy"], trusted, skip=("pg_class", "pg_proc"))
-    problems += untrusted_objects(conn, [GATE_SCHEMA], trusted, skip=("pg_class",))
     return problems
 
 
@@ -376,18 +389,6 @@ def router_current_map(conn, cluster):
     return owner, version
 
 
-def unfinished_move(conn, cluster):
-    if one(conn, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NOT NULL") is not True:
-        return None
-    r = conn.execute("""
-        SELECT m.id, m.shard, m.state, m.source, m.target, m.started_at, m.updated_at, m.last_error
-          FROM shardid_fleet.moves AS m
-         WHERE m.cluster OPERATOR(pg_catalog.=) %s
-           AND m.state OPERATOR(pg_catalog.<>) ALL ('{done,aborted}'::pg_catalog.text[])""",
-                     (cluster,)).fetchone()
-    return r
-
-
 def router_setup_and_load(conn, cluster, ext_schema, owner_list, trusted, fm=None):
     """In one transaction: PL/Proxy, shardid, shardid_fleet and the
     configuration functions (created if missing, refused if someone else's),
@@ -540,10 +541,25 @@ def cmd_status(a):
     r = connect(a.router_conn, "router")
     check_router(r)
     owner, version = router_current_map(r, a.cluster)
-    problems = 0
     if owner is None:
         raise FleetError('router "%s" has no cluster "%s"; run shardid-fleet router first'
                          % (show_conn(a.router_conn), a.cluster))
+    problems = status_router(r, a, fm, owner, version)
+    servers = []
+    for cs in owner + fm.owner:
+        if cs not in servers:
+            servers.append(cs)
+    for cs in servers:
+        problems += status_server(cs, {n for n in fm.provisioned if owner[n] == cs})
+    r.close()
+    out("status: %s" % ("consistent" if problems == 0 else plural(problems, "problem")))
+    return 0 if problems == 0 else 1
+
+
+def status_router(r, a, fm, owner, version):
+    """The router's part of status: its map against the file, its gate,
+    the move in flight and the last ones.  Returns the problems found."""
+    problems = 0
     changed_at = one(r, "SELECT c.changed_at FROM shardid_fleet.cluster AS c WHERE c.name OPERATOR(pg_catalog.=) %s",
                      (a.cluster,))
     out("cluster %s: router map version %d (changed %s)" % (a.cluster, version, changed_at))
@@ -568,61 +584,55 @@ def cmd_status(a):
         if move[7]:
             out("    last error: %s" % move[7])
         out("    finish it with: shardid-fleet move --resume (or undo it with --abort, before step switched)")
-    if one(r, "SELECT pg_catalog.to_regclass('shardid_fleet.moves') IS NOT NULL"):
-        for mid, shard, state, src, dst, fin, paused in rows(r, """
-                SELECT m.id, m.shard, m.state, m.source, m.target, m.finished_at, m.paused_ms
-                  FROM shardid_fleet.moves AS m
-                 WHERE m.cluster OPERATOR(pg_catalog.=) %s
-                   AND m.state OPERATOR(pg_catalog.=) ANY ('{done,aborted}'::pg_catalog.text[])
-                 ORDER BY m.id DESC LIMIT 5""", (a.cluster,)):
+    if has_moves_table(r):
+        for mid, shard, state, src, dst, fin, paused in finished_moves(r, a.cluster):
             out("  move %d: logical shard %d %s -> %s: %s %s%s"
                 % (mid, shard, show_conn(src), show_conn(dst), state, fin,
                    ", writes paused %d ms" % paused if paused is not None else ""))
-    servers = []
-    for cs in owner + fm.owner:
-        if cs not in servers:
-            servers.append(cs)
-    for cs in servers:
-        expect = {n for n in fm.provisioned if owner[n] == cs}
-        try:
-            c = connect(cs)
-        except FleetError as e:
-            problems += 1
-            out("  server %s: unreachable: %s" % (show_conn(cs), e))
-            continue
-        live = live_shards(c)
-        wal_level = one(c, "SELECT pg_catalog.current_setting('wal_level')")
-        retired = [x[0] for x in rows(c, """
-            SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_namespace AS n
-             WHERE n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}_retired_' ORDER BY 1""")]
-        pubs = [x[0] for x in rows(c, "SELECT p.pubname::pg_catalog.text FROM pg_catalog.pg_publication AS p "
-                                      "WHERE p.pubname OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
-        subs = [x[0] for x in rows(c, "SELECT s.subname::pg_catalog.text FROM pg_catalog.pg_subscription AS s "
-                                      "WHERE s.subname OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
-        slots = [x[0] for x in rows(c, "SELECT s.slot_name::pg_catalog.text FROM pg_catalog.pg_replication_slots AS s "
-                                       "WHERE s.slot_name OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
-        c.close()
-        missing = sorted(expect - set(live))
-        extra = sorted(n for n in live if n not in expect and not is_incoming(live[n]))
-        incoming = sorted(n for n in live if is_incoming(live[n]))
-        out("  server %s: %d logical shards live%s, wal_level %s"
-            % (show_conn(cs), len(set(live) - set(incoming)),
-               " (%s)" % ranges(sorted(set(live) - set(incoming))) if live else "", wal_level))
-        if missing:
-            problems += 1
-            out("    missing here: logical shards %s (the router sends them here)" % ranges(missing))
-        if extra:
-            problems += 1
-            out("    here but routed elsewhere: logical shards %s" % ranges(extra))
-        if incoming:
-            out("    incoming copies of unfinished moves: logical shards %s" % ranges(incoming))
-        if wal_level != "logical":
-            problems += 1
-            out("    wal_level is %s: shards cannot move from here (needs wal_level = logical)" % wal_level)
-        for what, names in (("retired schemas", retired), ("publications", pubs),
-                            ("subscriptions", subs), ("replication slots", slots)):
-            if names:
-                out("    %s: %s" % (what, ", ".join(names)))
-    r.close()
-    out("status: %s" % ("consistent" if problems == 0 else plural(problems, "problem")))
-    return 0 if problems == 0 else 1
+    return problems
+
+
+def status_server(cs, expect):
+    """One server's part of status: the shards it holds against those the
+    router sends it (expect), and what moves left there.  Returns the
+    problems found."""
+    try:
+        c = connect(cs)
+    except FleetError as e:
+        out("  server %s: unreachable: %s" % (show_conn(cs), e))
+        return 1
+    live = live_shards(c)
+    wal_level = one(c, "SELECT pg_catalog.current_setting('wal_level')")
+    retired = [x[0] for x in rows(c, """
+        SELECT n.nspname::pg_catalog.text FROM pg_catalog.pg_namespace AS n
+         WHERE n.nspname OPERATOR(pg_catalog.~) '^shard_[0-9]{4}_retired_' ORDER BY 1""")]
+    pubs = [x[0] for x in rows(c, "SELECT p.pubname::pg_catalog.text FROM pg_catalog.pg_publication AS p "
+                                  "WHERE p.pubname OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
+    subs = [x[0] for x in rows(c, "SELECT s.subname::pg_catalog.text FROM pg_catalog.pg_subscription AS s "
+                                  "WHERE s.subname OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
+    slots = [x[0] for x in rows(c, "SELECT s.slot_name::pg_catalog.text FROM pg_catalog.pg_replication_slots AS s "
+                                   "WHERE s.slot_name OPERATOR(pg_catalog.~) '^shardid_[0-9]{4}_' ORDER BY 1")]
+    c.close()
+    problems = 0
+    missing = sorted(expect - set(live))
+    extra = sorted(n for n in live if n not in expect and not is_incoming(live[n]))
+    incoming = sorted(n for n in live if is_incoming(live[n]))
+    out("  server %s: %d logical shards live%s, wal_level %s"
+        % (show_conn(cs), len(set(live) - set(incoming)),
+           " (%s)" % ranges(sorted(set(live) - set(incoming))) if live else "", wal_level))
+    if missing:
+        problems += 1
+        out("    missing here: logical shards %s (the router sends them here)" % ranges(missing))
+    if extra:
+        problems += 1
+        out("    here but routed elsewhere: logical shards %s" % ranges(extra))
+    if incoming:
+        out("    incoming copies of unfinished moves: logical shards %s" % ranges(incoming))
+    if wal_level != "logical":
+        problems += 1
+        out("    wal_level is %s: shards cannot move from here (needs wal_level = logical)" % wal_level)
+    for what, names in (("retired schemas", retired), ("publications", pubs),
+                        ("subscriptions", subs), ("replication slots", slots)):
+        if names:
+            out("    %s: %s" % (what, ", ".join(names)))
+    return problems
