@@ -10,8 +10,10 @@
  * (report.c).  shardid_next also calls nextval and hands the value to the
  * guard (guard.c), which picks the millisecond.
  *
- * Every function taking an epoch has a twin without it that uses the
- * default epoch, 2011-01-01 00:00:00 UTC.
+ * Every function taking an epoch has a twin without it.  The pure ones'
+ * twins use the default epoch, 2011-01-01 00:00:00 UTC; shardid_next
+ * issues under the database's epoch (shardid_epoch()) with or without
+ * one, and refuses any other.
  *
  * src/shardid.c
  *
