@@ -406,13 +406,7 @@ seq_write_fence(Oid seqid, int64 f)
 	seq_set(seqid, (f + 1) << SHARDID_SEQ_BITS, false);
 }
 
-/*
- * What the guard needs of a user's sequence before it writes a fence into
- * it: that its values go up by 1 to 1024 (a fence in a sequence that goes
- * down, or jumps blocks, would not hold), that it can hold value, and that
- * its owner may setval it.  Returns how many blocks one backend's cached
- * values span, which a value may run ahead of the others'.
- */
+/* Refuse an unlogged sequence: see fence.h. */
 void
 shardid_fence_refuse_unlogged(Oid seqid)
 {
@@ -426,8 +420,17 @@ shardid_fence_refuse_unlogged(Oid seqid)
 					 quote_identifier(get_rel_name(seqid)))));
 }
 
+/*
+ * Can a user's sequence carry a fence, before the guard writes one into
+ * it?  That it is logged, that its values go up by 1 to 1024 (a fence in
+ * a sequence that goes down, or jumps blocks, would not hold), that its
+ * maximum holds value, that one backend's cache spans no more than a
+ * refresh, and that its owner may setval it; an error if not.  Returns
+ * how many blocks one backend's cached values span, which a value may run
+ * ahead of the others'.
+ */
 static int64
-seq_check(Oid seqid, int64 value)
+seq_check_carries_fence(Oid seqid, int64 value)
 {
 	HeapTuple	tuple;
 	Form_pg_sequence seq;
@@ -1211,7 +1214,7 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 						SHARDID_MAX_TIME_MS);
 	target = Min(Max(w.clock_fence, Max(value_fence + 1, seq_hi)),
 				 SHARDID_MAX_TIME_MS);
-	w.hi_cached = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	w.hi_cached = seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	db_reach_written(db, shardid_fence_reach);
 
 	/*
@@ -1639,7 +1642,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 						   (long long) old)));
 	if (shardid_shared)
 		target = shardid_slot_lower(seqid, field);
-	(void) seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	(void) seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	seq_write_fence(seqid, target);
 	(void) fence_flush(XactLastRecEnd);
 	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);

@@ -373,13 +373,13 @@ sequence_checked(Oid seqid)
 }
 
 /*
- * Make sure seqid names a sequence, with a clear error if not.  Takes the
- * lock nextval takes (RowExclusiveLock, which also brings in pending
+ * Make sure seqid names a sequence (its relkind), and a logged one, with a
+ * clear error if not.  Takes the lock nextval takes (RowExclusiveLock, which also brings in pending
  * invalidations), so that a concurrent DROP cannot slip in between the
  * check and nextval.  Once per transaction: see remember_sequence().
  */
 static pg_noinline void
-check_sequence(Oid seqid)
+check_is_logged_sequence(Oid seqid)
 {
 	HeapTuple	tuple;
 	char		relkind;
@@ -407,7 +407,10 @@ check_sequence(Oid seqid)
 		shardid_fence_refuse_unlogged(seqid);
 }
 
-/* After nextval succeeded on seqid: skip check_sequence until commit. */
+/*
+ * After nextval succeeded on seqid: skip check_is_logged_sequence until
+ * commit.
+ */
 static void
 remember_sequence(Oid seqid)
 {
@@ -461,7 +464,7 @@ shardid_next(PG_FUNCTION_ARGS)
 		value = nextval_internal(seqid, true);
 	else
 	{
-		check_sequence(seqid);
+		check_is_logged_sequence(seqid);
 		value = nextval_internal(seqid, true);
 		remember_sequence(seqid);
 	}
@@ -489,7 +492,7 @@ shardid_next_epoch(FunctionCallInfo fcinfo)
 
 	check_epoch_now(epoch_ms, shard);
 	if (!sequence_checked(seqid))
-		check_sequence(seqid);
+		check_is_logged_sequence(seqid);
 	value = nextval_internal(seqid, true);
 	remember_sequence(seqid);
 	id = shardid_guard_next_epoch(seqid, shard, value, epoch_ms);
@@ -767,7 +770,7 @@ shardid_sequence_lower(PG_FUNCTION_ARGS)
 	int64		field;
 
 	shardid_guard_require();
-	check_sequence(seqid);
+	check_is_logged_sequence(seqid);
 	if (!shardid_rel_ownercheck(seqid, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
