@@ -160,26 +160,27 @@ static int	xact_seqs_size = 0;
  * ----------------------------------------------------------------
  */
 
-/* The schema of extension extoid. */
-static Oid
-extension_schema(Oid extoid)
+Oid
+shardid_extension_lookup(Oid *nspid, Oid *owner)
 {
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
+	Oid			extoid = get_extension_oid("shardid", true);
 	HeapTuple	tuple;
-	Oid			nspid = InvalidOid;
 
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nspid;
+	if (nspid)
+		*nspid = InvalidOid;
+	if (owner)
+		*owner = InvalidOid;
+	if (!OidIsValid(extoid))
+		return InvalidOid;
+	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
+	if (!HeapTupleIsValid(tuple))
+		return InvalidOid;
+	if (nspid)
+		*nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	if (owner)
+		*owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
+	ReleaseSysCache(tuple);
+	return extoid;
 }
 
 /*
@@ -191,14 +192,11 @@ extension_schema(Oid extoid)
 static Oid
 member_lookup(const char *relname)
 {
-	Oid			extoid = get_extension_oid("shardid", true);
 	Oid			nspid;
+	Oid			extoid = shardid_extension_lookup(&nspid, NULL);
 	Oid			relid;
 
 	if (!OidIsValid(extoid))
-		return InvalidOid;
-	nspid = extension_schema(extoid);
-	if (!OidIsValid(nspid))
 		return InvalidOid;
 	relid = get_relname_relid(relname, nspid);
 	if (!OidIsValid(relid))

@@ -136,6 +136,13 @@ extern SHARDID_INTERNAL int64 shardid_fence_stored(void);
  */
 extern SHARDID_INTERNAL void shardid_fence_before_drop(void);
 
+/*
+ * Extension shardid's OID in the current database, with its schema and
+ * owner (either pointer may be NULL), read from its pg_extension row; or
+ * InvalidOid, and InvalidOids, if it is not installed.
+ */
+extern SHARDID_INTERNAL Oid shardid_extension_lookup(Oid *nspid, Oid *owner);
+
 /* Refuse an unlogged sequence, which cannot carry a fence (55000). */
 SHARDID_NORETURN extern SHARDID_INTERNAL void shardid_fence_refuse_unlogged(Oid seqid);
 

@@ -23,9 +23,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
-#include "commands/extension.h"
 #include "miscadmin.h"
 #include "catalog/pg_class.h"
 #include "commands/sequence.h"
@@ -184,23 +182,14 @@ _PG_init(void)
 static bool
 may_drop_shardid(Node *parsetree)
 {
-	Oid			extoid;
-	HeapTuple	tuple;
 	Oid			nspid;
 	Oid			owner;
 	ListCell   *lc;
 
 	if (!IsA(parsetree, DropStmt) && !IsA(parsetree, DropOwnedStmt))
 		return false;
-	extoid = get_extension_oid("shardid", true);
-	if (!OidIsValid(extoid))
+	if (!OidIsValid(shardid_extension_lookup(&nspid, &owner)))
 		return false;
-	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
-	ReleaseSysCache(tuple);
 
 	if (IsA(parsetree, DropOwnedStmt))
 	{
@@ -690,25 +679,6 @@ shardid_epoch(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_fence_epoch()));
 }
 
-/* The owner of extension shardid, or InvalidOid. */
-static Oid
-extension_owner(void)
-{
-	Oid			extoid = get_extension_oid("shardid", true);
-	HeapTuple	tuple;
-	Oid			owner = InvalidOid;
-
-	if (!OidIsValid(extoid))
-		return InvalidOid;
-	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
-	if (HeapTupleIsValid(tuple))
-	{
-		owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
-		ReleaseSysCache(tuple);
-	}
-	return owner;
-}
-
 /*
  * shardid_set_epoch(epoch timestamptz) -> void: set the epoch of the
  * current database's IDs; superusers and the extension's owner only.
@@ -717,8 +687,10 @@ Datum
 shardid_set_epoch(PG_FUNCTION_ARGS)
 {
 	int64		epoch_ms = epoch_arg(fcinfo, 0);
+	Oid			owner;
 
-	if (!superuser() && GetUserId() != extension_owner())
+	(void) shardid_extension_lookup(NULL, &owner);
+	if (!superuser() && GetUserId() != owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to set the epoch of database \"%s\"",
