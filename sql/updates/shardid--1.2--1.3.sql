@@ -70,7 +70,7 @@ BEGIN
 	IF fence IS NULL OR fence OPERATOR(pg_catalog.<) 0 THEN
 		RETURN;
 	END IF;
-	fence_value := (fence OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) 10;
+	fence_value := @extschema@.shardid_fence_value(fence);
 	FOR s IN
 		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, q.seqmax, q.seqincrement
 		  FROM pg_catalog.pg_depend AS df
