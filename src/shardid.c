@@ -336,7 +336,9 @@ id_arg(FunctionCallInfo fcinfo, int argno)
  * This session can: DROP SEQUENCE in the same transaction, or a rollback
  * to a savepoint taken before the sequence was created.  Both send a
  * relcache invalidation for it, which forgets the check.  The end of the
- * transaction forgets them all.
+ * transaction forgets them all.  Apart from the guard's slot cache
+ * (guard.c), though indexed alike: that one outlives the transaction, and
+ * is only a hint, checked under the slot's mutex.
  */
 #define CHECKED_CACHE_SIZE 64
 
