@@ -5,8 +5,8 @@
  *
  * An ID is (time << 23) | (shard << 10) | seq, with the widths named in
  * layout.h.  The shortcode is the ID written in base 64 with Instagram's
- * URL alphabet (A-Z a-z 0-9 - _, where A is 0), most significant digit
- * first, without leading zero digits, so every ID has exactly one code.
+ * URL alphabet (base64url.h), most significant digit first, without
+ * leading zero digits, so every ID has exactly one code.
  *
  * No PostgreSQL calls: see codec.h.
  *
@@ -14,10 +14,8 @@
  *
  *-------------------------------------------------------------------------
  */
+#include "base64url.h"
 #include "codec.h"
-
-static const char shortcode_alphabet[] =
-"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 int64_t
 shardid_horizon_ms(int64_t epoch_ms)
@@ -71,7 +69,7 @@ shardid_shortcode_encode(int64_t id, char *buf)
 
 	do
 	{
-		rev[n++] = shortcode_alphabet[v & 63];
+		rev[n++] = shardid_base64url_char(v);
 		v >>= SHARDID_SHORTCODE_BITS;
 	} while (v != 0 && n < SHARDID_SHORTCODE_MAXLEN);
 
@@ -79,23 +77,6 @@ shardid_shortcode_encode(int64_t id, char *buf)
 		buf[i] = rev[n - 1 - i];
 	buf[n] = '\0';
 	return n;
-}
-
-/* The digit value of c, or -1 if c is not in the alphabet. */
-static int
-shortcode_digit(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
 }
 
 ShardidStatus
@@ -112,7 +93,7 @@ shardid_shortcode_decode(const char *code, size_t len, int64_t *id,
 		return SHARDID_CODE_TOO_LONG;
 	for (i = 0; i < len; i++)
 	{
-		if (shortcode_digit((unsigned char) code[i]) < 0)
+		if (shardid_base64url_digit((unsigned char) code[i]) < 0)
 		{
 			*bad_pos = i;
 			return SHARDID_CODE_BAD_CHAR;
@@ -122,7 +103,7 @@ shardid_shortcode_decode(const char *code, size_t len, int64_t *id,
 		return SHARDID_CODE_LEADING_ZERO;
 	for (i = 0; i < len; i++)
 	{
-		uint64_t	d = (uint64_t) shortcode_digit((unsigned char) code[i]);
+		uint64_t	d = (uint64_t) shardid_base64url_digit((unsigned char) code[i]);
 
 		/* v * 64 + d must stay within 63 bits */
 		if (v > (((uint64_t) INT64_MAX - d) >> SHARDID_SHORTCODE_BITS))

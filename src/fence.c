@@ -4,68 +4,41 @@
  *	  The durable fences: where they are kept, and when they are read,
  *	  advanced and stored.
  *
- * Shared memory does not survive the postmaster, so what keeps IDs apart
- * across a crash, a failover, a restore or DROP EXTENSION is kept in the
- * database itself, in two places:
+ * What the fences are, why they live in sequences, when each is written
+ * and what every path (a crash, a failover, a dump, DROP EXTENSION)
+ * carries: docs/design.md, "The durable fences".  What the code here
+ * relies on:
  *
- *	- Each sequence carries its own fence, in its own value: a time field
- *	  at or before which it issued every ID, (value >> 10) - 1.  The guard
- *	  writes it a lead ahead of the IDs, as setval((fence + 1) << 10), so
- *	  that nextval goes on from the next block, and nextval() % 1024 stays
- *	  the low ten bits.  The sequence goes wherever its IDs go: pg_dump -t
- *	  and -n dump it with its table, DROP EXTENSION leaves it, every table
- *	  that shares it shares its fence, and WAL, standbys, base backups and
- *	  point-in-time recovery carry it as they carry the sequence.  It holds
- *	  back that sequence only: a value that its owner (or a restore, or
- *	  anyone with UPDATE on it) sets moves no other sequence, and never the
- *	  database's fence.
- *	- Each database keeps a fence too, in the sequence shardid_fence of
- *	  the extension's schema: at or after every sequence's fence, so that
- *	  a sequence whose value was set back (its owner's setval, or a
- *	  restore into the database in use, failed or not) or that was dropped
- *	  and made again still starts after every ID the database issued.  It
- *	  is not extension configuration: no dump carries it and no restore
- *	  sets it, so that nothing but the guard ever lowers it, and
- *	  shardid_fence_lower for a superuser.
+ *	- Where: a sequence's fence is its own value, (value >> 10) - 1
+ *	  (shardid_value_fence, fence.h), written as setval((f + 1) << 10,
+ *	  false); the database's is the value of the extension's sequence
+ *	  shardid_fence, and the reach it was written with that of
+ *	  shardid_fence_lead (written before the fence when the reach grows,
+ *	  after it when it shrinks).
+ *	- Invariants: no slot issues past its sequence's fence or the
+ *	  database's as this server published them; a fence is published
+ *	  only once its record is flushed and the standbys have it (or
+ *	  shardid.standby_wait ran out); the code here moves a fence only
+ *	  forward, but in shardid_fence_lower_db and shardid_fence_lower_seq.
+ *	- Rollbacks: setval's record outlives one, as it must (the IDs it
+ *	  covers may be out).  A sequence made, or given a new file, in the
+ *	  current transaction takes its value back with one (is_transactional):
+ *	  the database's fence covers its IDs, and a rollback makes its slot
+ *	  write again.  A database fence new in the transaction is written but
+ *	  published to no one: this backend alone issues up to the fences
+ *	  written under it (shardid_fence_own) until the transaction ends.
+ *	- Locking order: the sequence's ShareUpdateExclusiveLock, then the
+ *	  database fence's.  The database fence's is never waited for with a
+ *	  sequence's held (a transaction that dropped the extension holds it
+ *	  and may want the sequence's): db_fence_cover says DB_BUSY, and the
+ *	  writer lets go of the sequence's first.  No spinlock or LWLock is
+ *	  held across a write, a flush or a wait.
+ *	- Rights: every read and write of a sequence runs as its owner, in a
+ *	  security-restricted operation (become_owner); setval and a
+ *	  sequence's read run no code any role defined.
  *
- * The protocol (shardid_seq_fence_advance):
- *
- *	- No ID goes past its sequence's fence as this server made it durable
- *	  (one comparison on the hot path, guard.c).  When an ID comes within a
- *	  quarter of the lead of it, the backend that issued it writes a new
- *	  one, the lead past the ID or the clock, after the ID; an ID past it
- *	  waits for the write.
- *	- A write takes the sequence's lock (a self-conflicting heavyweight
- *	  lock that only its owner, a superuser and the guard can take:
- *	  nextval and readers never conflict with it), reads the value, and
- *	  moves it only forward; if the new fence passes the database's, it
- *	  takes the database fence's lock too (always in that order) and writes
- *	  that a quarter of the lead further.  Then one flush, and the wait
- *	  for the standbys: synchronous ones as a commit waits, every other
- *	  connected streaming standby for at most shardid.standby_wait.  Only
- *	  then is the new fence published, and the locks released.
- *	- setval writes a WAL record that no rollback undoes, as it must: the
- *	  IDs it covers may already have been handed out.  A sequence created
- *	  or given a new file in the current transaction is the exception (a
- *	  rollback takes its value with it): the database's fence covers such
- *	  a sequence's IDs, and a rollback makes its slot write again.
- *	- When a slot is made, and whenever a value of its sequence jumps past
- *	  what this server knows (a setval, a restore, a copy from another
- *	  server), the slot starts after the value's fence (guard.c).
- *
- * The database's fence (shardid_fence_load and the writes above) is read
- * when a database is first used after a start, judged by the reach it was
- * written with (kept in the sequence shardid_fence_lead, its name since
- * 1.0: written before the fence when the reach grows and after it when it
- * shrinks), and its slots start at it.
- * Beside it, shardid_epoch holds the database's epoch; that one is
- * extension configuration, so that a restored database keeps its epoch.
- *
- * The extension's sequences belong to the extension's owner, and a user's
- * sequence to its owner: the functions here switch to the owner for the
- * one call that reads or writes it, as SECURITY DEFINER would, and in a
- * security-restricted operation.  setval and reading a sequence run no
- * code any role defined.
+ * The protocol's model, and which function here is which step of it:
+ * docs/design.md, "The model".
  *
  * src/fence.c
  *
@@ -160,26 +133,27 @@ static int	xact_seqs_size = 0;
  * ----------------------------------------------------------------
  */
 
-/* The schema of extension extoid. */
-static Oid
-extension_schema(Oid extoid)
+Oid
+shardid_extension_lookup(Oid *nspid, Oid *owner)
 {
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
+	Oid			extoid = get_extension_oid("shardid", true);
 	HeapTuple	tuple;
-	Oid			nspid = InvalidOid;
 
-	rel = table_open(ExtensionRelationId, AccessShareLock);
-	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
-				ObjectIdGetDatum(extoid));
-	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
-	tuple = systable_getnext(scan);
-	if (HeapTupleIsValid(tuple))
-		nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
-	return nspid;
+	if (nspid)
+		*nspid = InvalidOid;
+	if (owner)
+		*owner = InvalidOid;
+	if (!OidIsValid(extoid))
+		return InvalidOid;
+	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
+	if (!HeapTupleIsValid(tuple))
+		return InvalidOid;
+	if (nspid)
+		*nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
+	if (owner)
+		*owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
+	ReleaseSysCache(tuple);
+	return extoid;
 }
 
 /*
@@ -191,14 +165,11 @@ extension_schema(Oid extoid)
 static Oid
 member_lookup(const char *relname)
 {
-	Oid			extoid = get_extension_oid("shardid", true);
 	Oid			nspid;
+	Oid			extoid = shardid_extension_lookup(&nspid, NULL);
 	Oid			relid;
 
 	if (!OidIsValid(extoid))
-		return InvalidOid;
-	nspid = extension_schema(extoid);
-	if (!OidIsValid(nspid))
 		return InvalidOid;
 	relid = get_relname_relid(relname, nspid);
 	if (!OidIsValid(relid))
@@ -406,13 +377,7 @@ seq_write_fence(Oid seqid, int64 f)
 	seq_set(seqid, (f + 1) << SHARDID_SEQ_BITS, false);
 }
 
-/*
- * What the guard needs of a user's sequence before it writes a fence into
- * it: that its values go up by 1 to 1024 (a fence in a sequence that goes
- * down, or jumps blocks, would not hold), that it can hold value, and that
- * its owner may setval it.  Returns how many blocks one backend's cached
- * values span, which a value may run ahead of the others'.
- */
+/* Refuse an unlogged sequence: see fence.h. */
 void
 shardid_fence_refuse_unlogged(Oid seqid)
 {
@@ -426,8 +391,17 @@ shardid_fence_refuse_unlogged(Oid seqid)
 					 quote_identifier(get_rel_name(seqid)))));
 }
 
+/*
+ * Can a user's sequence carry a fence, before the guard writes one into
+ * it?  That it is logged, that its values go up by 1 to 1024 (a fence in
+ * a sequence that goes down, or jumps blocks, would not hold), that its
+ * maximum holds value, that one backend's cache spans no more than a
+ * refresh, and that its owner may setval it; an error if not.  Returns
+ * how many blocks one backend's cached values span, which a value may run
+ * ahead of the others'.
+ */
 static int64
-seq_check(Oid seqid, int64 value)
+seq_check_carries_fence(Oid seqid, int64 value)
 {
 	HeapTuple	tuple;
 	Form_pg_sequence seq;
@@ -1211,7 +1185,7 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 						SHARDID_MAX_TIME_MS);
 	target = Min(Max(w.clock_fence, Max(value_fence + 1, seq_hi)),
 				 SHARDID_MAX_TIME_MS);
-	w.hi_cached = seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	w.hi_cached = seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	db_reach_written(db, shardid_fence_reach);
 
 	/*
@@ -1639,7 +1613,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 						   (long long) old)));
 	if (shardid_shared)
 		target = shardid_slot_lower(seqid, field);
-	(void) seq_check(seqid, (target + 1) << SHARDID_SEQ_BITS);
+	(void) seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	seq_write_fence(seqid, target);
 	(void) fence_flush(XactLastRecEnd);
 	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);

@@ -2,8 +2,10 @@
  *
  * fence.h
  *	  The durable fences: each sequence's own, kept in its value, and each
- *	  database's, kept in the extension's sequence; where they are kept,
- *	  and when they are read, advanced and stored.
+ *	  database's, kept in the extension's sequence.
+ *
+ * What they are and when they are written: docs/design.md, "The durable
+ * fences"; what fence.c relies on (invariants, locking order): its header.
  *
  * src/fence.h
  *
@@ -26,10 +28,8 @@
 #define SHARDID_LEAD_RELNAME	"shardid_fence_lead"
 
 /*
- * The fence a sequence's value carries: a time field at or before which
- * the sequence issued every ID it issued, (value >> 10) - 1.  The guard
- * writes the fence f as the value (f + 1) << 10, the first value of the
- * block after f, so that nextval goes on from there.
+ * The fence a sequence's value carries, a time field: the guard writes
+ * the fence f as the value (f + 1) << 10, the first of the block after f.
  */
 static inline int64
 shardid_value_fence(int64 value)
@@ -43,11 +43,8 @@ extern SHARDID_INTERNAL int shardid_standby_wait;
 extern SHARDID_INTERNAL int shardid_debug_fence_write_delay;
 
 /*
- * From shardid.fence_lead, the lead (how far ahead of the IDs a fence is
- * written): the refresh, how close to a fence an ID may come before a new
- * one is written (a quarter of the lead), and the reach, how far a fence
- * may be ahead of the newest ID (the lead and the refresh), by which a
- * start at a fence is judged.
+ * From shardid.fence_lead (the lead), the refresh (a quarter of it) and
+ * the reach (the lead and the refresh), as docs/design.md defines them.
  */
 extern SHARDID_INTERNAL int64 shardid_fence_refresh;
 extern SHARDID_INTERNAL int64 shardid_fence_reach;
@@ -135,6 +132,13 @@ extern SHARDID_INTERNAL int64 shardid_fence_stored(void);
  * column default names, takes the database's fence into its value.
  */
 extern SHARDID_INTERNAL void shardid_fence_before_drop(void);
+
+/*
+ * Extension shardid's OID in the current database, with its schema and
+ * owner (either pointer may be NULL), read from its pg_extension row; or
+ * InvalidOid, and InvalidOids, if it is not installed.
+ */
+extern SHARDID_INTERNAL Oid shardid_extension_lookup(Oid *nspid, Oid *owner);
 
 /* Refuse an unlogged sequence, which cannot carry a fence (55000). */
 SHARDID_NORETURN extern SHARDID_INTERNAL void shardid_fence_refuse_unlogged(Oid seqid);

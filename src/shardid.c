@@ -10,8 +10,10 @@
  * (report.c).  shardid_next also calls nextval and hands the value to the
  * guard (guard.c), which picks the millisecond.
  *
- * Every function taking an epoch has a twin without it that uses the
- * default epoch, 2011-01-01 00:00:00 UTC.
+ * Every function taking an epoch has a twin without it.  The pure ones'
+ * twins use the default epoch, 2011-01-01 00:00:00 UTC; shardid_next
+ * issues under the database's epoch (shardid_epoch()) with or without
+ * one, and refuses any other.
  *
  * src/shardid.c
  *
@@ -21,9 +23,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
-#include "catalog/pg_extension.h"
 #include "commands/dbcommands.h"
-#include "commands/extension.h"
 #include "miscadmin.h"
 #include "catalog/pg_class.h"
 #include "commands/sequence.h"
@@ -182,23 +182,14 @@ _PG_init(void)
 static bool
 may_drop_shardid(Node *parsetree)
 {
-	Oid			extoid;
-	HeapTuple	tuple;
 	Oid			nspid;
 	Oid			owner;
 	ListCell   *lc;
 
 	if (!IsA(parsetree, DropStmt) && !IsA(parsetree, DropOwnedStmt))
 		return false;
-	extoid = get_extension_oid("shardid", true);
-	if (!OidIsValid(extoid))
+	if (!OidIsValid(shardid_extension_lookup(&nspid, &owner)))
 		return false;
-	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	nspid = ((Form_pg_extension) GETSTRUCT(tuple))->extnamespace;
-	owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
-	ReleaseSysCache(tuple);
 
 	if (IsA(parsetree, DropOwnedStmt))
 	{
@@ -345,7 +336,9 @@ id_arg(FunctionCallInfo fcinfo, int argno)
  * This session can: DROP SEQUENCE in the same transaction, or a rollback
  * to a savepoint taken before the sequence was created.  Both send a
  * relcache invalidation for it, which forgets the check.  The end of the
- * transaction forgets them all.
+ * transaction forgets them all.  Apart from the guard's slot cache
+ * (guard.c), though indexed alike: that one outlives the transaction, and
+ * is only a hint, checked under the slot's mutex.
  */
 #define CHECKED_CACHE_SIZE 64
 
@@ -371,13 +364,13 @@ sequence_checked(Oid seqid)
 }
 
 /*
- * Make sure seqid names a sequence, with a clear error if not.  Takes the
- * lock nextval takes (RowExclusiveLock, which also brings in pending
+ * Make sure seqid names a sequence (its relkind), and a logged one, with a
+ * clear error if not.  Takes the lock nextval takes (RowExclusiveLock, which also brings in pending
  * invalidations), so that a concurrent DROP cannot slip in between the
  * check and nextval.  Once per transaction: see remember_sequence().
  */
 static pg_noinline void
-check_sequence(Oid seqid)
+check_is_logged_sequence(Oid seqid)
 {
 	HeapTuple	tuple;
 	char		relkind;
@@ -405,7 +398,10 @@ check_sequence(Oid seqid)
 		shardid_fence_refuse_unlogged(seqid);
 }
 
-/* After nextval succeeded on seqid: skip check_sequence until commit. */
+/*
+ * After nextval succeeded on seqid: skip check_is_logged_sequence until
+ * commit.
+ */
 static void
 remember_sequence(Oid seqid)
 {
@@ -459,7 +455,7 @@ shardid_next(PG_FUNCTION_ARGS)
 		value = nextval_internal(seqid, true);
 	else
 	{
-		check_sequence(seqid);
+		check_is_logged_sequence(seqid);
 		value = nextval_internal(seqid, true);
 		remember_sequence(seqid);
 	}
@@ -487,7 +483,7 @@ shardid_next_epoch(FunctionCallInfo fcinfo)
 
 	check_epoch_now(epoch_ms, shard);
 	if (!sequence_checked(seqid))
-		check_sequence(seqid);
+		check_is_logged_sequence(seqid);
 	value = nextval_internal(seqid, true);
 	remember_sequence(seqid);
 	id = shardid_guard_next_epoch(seqid, shard, value, epoch_ms);
@@ -685,25 +681,6 @@ shardid_epoch(PG_FUNCTION_ARGS)
 	PG_RETURN_TIMESTAMPTZ(shardid_unix_ms_to_timestamptz(shardid_fence_epoch()));
 }
 
-/* The owner of extension shardid, or InvalidOid. */
-static Oid
-extension_owner(void)
-{
-	Oid			extoid = get_extension_oid("shardid", true);
-	HeapTuple	tuple;
-	Oid			owner = InvalidOid;
-
-	if (!OidIsValid(extoid))
-		return InvalidOid;
-	tuple = SearchSysCache1(EXTENSIONOID, ObjectIdGetDatum(extoid));
-	if (HeapTupleIsValid(tuple))
-	{
-		owner = ((Form_pg_extension) GETSTRUCT(tuple))->extowner;
-		ReleaseSysCache(tuple);
-	}
-	return owner;
-}
-
 /*
  * shardid_set_epoch(epoch timestamptz) -> void: set the epoch of the
  * current database's IDs; superusers and the extension's owner only.
@@ -712,8 +689,10 @@ Datum
 shardid_set_epoch(PG_FUNCTION_ARGS)
 {
 	int64		epoch_ms = epoch_arg(fcinfo, 0);
+	Oid			owner;
 
-	if (!superuser() && GetUserId() != extension_owner())
+	(void) shardid_extension_lookup(NULL, &owner);
+	if (!superuser() && GetUserId() != owner)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to set the epoch of database \"%s\"",
@@ -765,7 +744,7 @@ shardid_sequence_lower(PG_FUNCTION_ARGS)
 	int64		field;
 
 	shardid_guard_require();
-	check_sequence(seqid);
+	check_is_logged_sequence(seqid);
 	if (!shardid_rel_ownercheck(seqid, GetUserId()))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),

@@ -13,8 +13,8 @@
  * cycle of the permutation through the ID holds the ID itself.
  *
  * The text form is the key version as one character of the base64url
- * alphabet, then the permuted ID in 11 base-64 digits, most significant
- * first.  Decoding accepts exactly the string encoding gives.
+ * alphabet (base64url.h), then the permuted ID in 11 base-64 digits,
+ * most significant first.  Decoding accepts exactly the string encoding gives.
  *
  * No PostgreSQL calls: see speck.h.
  *
@@ -24,10 +24,8 @@
  */
 #include <string.h>
 
+#include "base64url.h"
 #include "speck.h"
-
-static const char pubid_alphabet[] =
-"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 #define ROR32(v, n) (((v) >> (n)) | ((v) << (32 - (n))))
 #define ROL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
@@ -268,30 +266,13 @@ shardid_pubid_encode(const ShardidSpeckKey *ks, int version, int64_t id,
 	uint64_t	c = (uint64_t) shardid_pubid_permute(ks, id);
 	int			i;
 
-	buf[0] = pubid_alphabet[version & 63];
+	buf[0] = shardid_base64url_char((uint64_t) version);
 	for (i = SHARDID_PUBID_DIGITS; i >= 1; i--)
 	{
-		buf[i] = pubid_alphabet[c & 63];
+		buf[i] = shardid_base64url_char(c);
 		c >>= 6;
 	}
 	buf[SHARDID_PUBID_LEN] = '\0';
-}
-
-/* The digit value of c in the alphabet, or -1. */
-static int
-pubid_digit(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
 }
 
 ShardidPubidStatus
@@ -308,21 +289,21 @@ shardid_pubid_decode(const ShardidPubidKeys *keys, const char *s, size_t len,
 		return SHARDID_PUBID_BAD_LENGTH;
 	for (i = 0; i < len; i++)
 	{
-		if (pubid_digit((unsigned char) s[i]) < 0)
+		if (shardid_base64url_digit((unsigned char) s[i]) < 0)
 		{
 			*bad_pos = i;
 			return SHARDID_PUBID_BAD_CHAR;
 		}
 	}
-	v = pubid_digit((unsigned char) s[0]);
+	v = shardid_base64url_digit((unsigned char) s[0]);
 	*version = v;
 	if (!(keys->present & (UINT64_C(1) << v)))
 		return SHARDID_PUBID_NOT_CONFIGURED;
 	/* 11 digits hold 66 bits; below 2^63 the first is 'A' to 'H' */
-	if (pubid_digit((unsigned char) s[1]) >= 8)
+	if (shardid_base64url_digit((unsigned char) s[1]) >= 8)
 		return SHARDID_PUBID_OUT_OF_RANGE;
 	for (i = 1; i < len; i++)
-		c = (c << 6) | (uint64_t) pubid_digit((unsigned char) s[i]);
+		c = (c << 6) | (uint64_t) shardid_base64url_digit((unsigned char) s[i]);
 
 	found = shardid_pubid_unpermute(&keys->ks[v], (int64_t) c);
 	shardid_pubid_encode(&keys->ks[v], v, found, again);

@@ -8,9 +8,9 @@
 -- The keys the table had are not shardid IDs: they decode to the epoch
 -- (or just after it), on whatever shard their bits give, and say nothing
 -- of when their rows were made.  The boundary goes into the table itself:
--- the START of the column's sequence becomes (ms + 1) << 10, where ms is
--- the time field of the adoption (the form of a sequence value that
--- carries a fence at that millisecond, so that a RESTART is harmless), and
+-- the START of the column's sequence becomes shardid_fence_value(ms),
+-- where ms is the time field of the adoption (the value that carries a
+-- fence at that millisecond, so that a RESTART is harmless), and
 -- retention never deletes a key below the first ID of the millisecond
 -- after it, kept_below (shardid_partition_first_id says why the sequence
 -- holds it).
@@ -191,8 +191,8 @@ BEGIN
 
 	-- The boundary, in the sequence's START: every key the table has is
 	-- below first_id, and so below kept_below.
-	start_value := ((first_id >> 23) + 1) << 10;
-	kept_below := ((first_id >> 23) + 1) << 23;
+	start_value := @extschema@.shardid_fence_value(@extschema@.shardid_id_field(first_id));
+	kept_below := @extschema@.shardid_field_floor(@extschema@.shardid_id_field(first_id) + 1);
 	IF EXISTS (SELECT FROM pg_catalog.pg_sequence AS q
 				WHERE q.seqrelid = owned
 				  AND (q.seqincrement < 0 OR q.seqmax < start_value OR q.seqmin > start_value)) THEN
@@ -212,7 +212,7 @@ BEGIN
 		WHEN max_id IS NULL THEN 'none: the table had no rows'
 		ELSE pg_catalog.format('keys %s to %s are not shardid IDs: they decode to %s, so never route them by their bits (shardid_shard) nor select them by time (shardid_floor); retention never deletes a key below %s',
 							   min_id, max_id,
-							   CASE WHEN min_id >= 0 AND max_id < 1024
+							   CASE WHEN min_id >= 0 AND @extschema@.shardid_seq(GREATEST(max_id, 0)) = max_id
 									THEN pg_catalog.format('the epoch (%s) on shard 0', epoch)
 									ELSE pg_catalog.format('times from the epoch (%s) to %s, on whatever shard their bits give%s',
 														   epoch, @extschema@.shardid_created_at(GREATEST(max_id, 0), epoch),

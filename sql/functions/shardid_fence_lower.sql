@@ -27,7 +27,7 @@ BEGIN
 	END IF;
 
 	-- the time field of target; shardid_floor refuses a time out of range
-	target_field := @extschema@.shardid_floor(target, @extschema@.shardid_epoch()) >> 23;
+	target_field := @extschema@.shardid_id_field(@extschema@.shardid_floor(target, @extschema@.shardid_epoch()));
 
 	-- the sequence whose fence is furthest ahead, of those the DEFAULTs
 	-- that call shardid_next name (other sessions' temporary sequences,
@@ -51,7 +51,7 @@ BEGIN
 		   AND c.relkind = 'S'
 		   AND NOT pg_is_other_temp_schema(c.relnamespace)
 	LOOP
-		seq_fence := (@extschema@.shardid_sequence_value(seq.seq) >> 10) - 1;
+		seq_fence := @extschema@.shardid_value_fence(@extschema@.shardid_sequence_value(seq.seq));
 		IF top_fence IS NULL OR seq_fence > top_fence THEN
 			top_seq := seq.seq;
 			top_fence := seq_fence;
@@ -63,7 +63,7 @@ BEGIN
 			ERRCODE = 'object_not_in_prerequisite_state',
 			MESSAGE = format('fence cannot be lowered to %s', target),
 			DETAIL = format('Sequence %s carries a durable fence at %s.', top_seq,
-							@extschema@.shardid_created_at(top_fence << 23, @extschema@.shardid_epoch())),
+							@extschema@.shardid_created_at(@extschema@.shardid_field_floor(top_fence), @extschema@.shardid_epoch())),
 			HINT = format('Lower the sequences'' fences first: SELECT shardid_sequence_lower(%L, %L), as the owner of each, or choose a time at or after that fence.',
 						  top_seq::text, target);
 	END IF;
@@ -72,7 +72,7 @@ BEGIN
 	lowered := @extschema@.shardid_fence_set(target_field);
 	msg := format('durable fence of database "%s" lowered to time field %s (%s)',
 				  current_database(), lowered,
-				  @extschema@.shardid_created_at(lowered << 23, @extschema@.shardid_epoch()));
+				  @extschema@.shardid_created_at(@extschema@.shardid_field_floor(lowered), @extschema@.shardid_epoch()));
 	RAISE LOG '%', msg;
 	RAISE NOTICE '%', msg;
 	RETURN lowered;

@@ -14,7 +14,7 @@ AS 'MODULE_PATHNAME', 'shardid_next'
 LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 COMMENT ON FUNCTION shardid_next(pg_catalog.int4, pg_catalog.regclass) IS
-'new ID for a logical shard from the clock and nextval(seq) mod 1024, never repeated; epoch 2011-01-01 UTC';
+'new ID for a logical shard from the clock and nextval(seq) mod 1024, never repeated; under the database''s epoch, shardid_epoch()';
 
 COMMENT ON FUNCTION shardid_next(pg_catalog.int4, pg_catalog.regclass, pg_catalog.timestamptz) IS
-'new ID for a logical shard from the clock and nextval(seq) mod 1024, never repeated';
+'new ID for a logical shard from the clock and nextval(seq) mod 1024, never repeated; epoch must be the database''s, shardid_epoch()';

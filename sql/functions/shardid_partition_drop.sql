@@ -51,10 +51,7 @@ BEGIN
 		RETURN;
 	END IF;
 	first_id := @extschema@.shardid_partition_first_id(parent);
-	IF lock_wait IS NOT NULL THEN
-		PERFORM pg_catalog.set_config('lock_timeout',
-			GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8::pg_catalog.text, true);
-	END IF;
+	PERFORM @extschema@.shardid_partition_lock_timeout(lock_wait);
 
 	IF par.def_oid IS NOT NULL THEN
 		BEGIN

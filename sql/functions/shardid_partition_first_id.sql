@@ -3,10 +3,11 @@
 -- draws from, and any OWNED BY it), or 0 for a column without one.  Keys
 -- below it are not IDs shardid issued, and retention never deletes them,
 -- however old they decode:
---   - shardid_adopt sets the sequence's START to (ms + 1) << 10, where ms
---     is the time field of the adoption: every key the table had then is
---     below ((START >> 10) << 23), the first ID of the millisecond after
---     it, whatever it was, and so is any such key inserted later;
+--   - shardid_adopt sets the sequence's START to shardid_fence_value(ms),
+--     where ms is the time field of the adoption: every key the table had
+--     then is below shardid_field_floor(ms + 1), the first ID of the
+--     millisecond after it, whatever it was, and so is any such key
+--     inserted later;
 --   - a sequence's value is far below any ID (an ID holds the
 --     milliseconds since the epoch times 2^23; a value is a count, or a
 --     fence in milliseconds times 2^10), so that the keys a bigserial or
@@ -70,8 +71,12 @@ BEGIN
 				HINT = 'Run the maintenance as the table''s owner.';
 		END IF;
 		top := GREATEST(top, COALESCE(pg_catalog.pg_sequence_last_value(seq.rel), seq.seqstart), seq.seqstart);
-		IF seq.seqstart >= 1024 THEN
-			adopted := GREATEST(adopted, LEAST(seq.seqstart >> 10, 1099511627775) << 23);
+		-- a START that carries a fence: the first ID of the millisecond
+		-- after it (at most the last time field's)
+		IF @extschema@.shardid_value_fence(seq.seqstart) >= 0 THEN
+			adopted := GREATEST(adopted, @extschema@.shardid_field_floor(
+				LEAST(@extschema@.shardid_value_fence(seq.seqstart) + 1,
+					  @extschema@.shardid_id_field(9223372036854775807))));
 		END IF;
 	END LOOP;
 	RETURN LEAST(GREATEST(top + 1, adopted), 9223372036854775807)::pg_catalog.int8;

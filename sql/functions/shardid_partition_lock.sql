@@ -3,9 +3,8 @@
 -- "busy").  Only the two modes maintenance takes: SHARE UPDATE EXCLUSIVE
 -- to make partitions (it serialises maintenance runs and blocks no query
 -- or insert), ACCESS EXCLUSIVE to drop them.  The lock is held to the end
--- of the transaction, and lock_timeout stays set to lock_wait as long:
--- a SET LOCAL of a setting the function has no SET clause for outlives
--- the function.
+-- of the transaction, and lock_timeout stays set to lock_wait as long
+-- (shardid_partition_lock_timeout).
 CREATE FUNCTION shardid_partition_lock(
 	parent pg_catalog.regclass,
 	mode pg_catalog.text,
@@ -24,10 +23,7 @@ BEGIN
 			DETAIL = 'Maintenance locks a parent in SHARE UPDATE EXCLUSIVE or ACCESS EXCLUSIVE mode.';
 	END IF;
 	SELECT * INTO par FROM @extschema@.shardid_partition_parent(parent);
-	IF lock_wait IS NOT NULL THEN
-		PERFORM pg_catalog.set_config('lock_timeout',
-			GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8::pg_catalog.text, true);
-	END IF;
+	PERFORM @extschema@.shardid_partition_lock_timeout(lock_wait);
 	BEGIN
 		EXECUTE pg_catalog.format('LOCK TABLE ONLY %I.%I IN %s MODE', par.nspname, par.relname, mode);
 	EXCEPTION WHEN lock_not_available THEN

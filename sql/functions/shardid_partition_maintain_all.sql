@@ -21,30 +21,17 @@ DECLARE
 	w record;
 	acts pg_catalog.text[];
 	moves pg_catalog.int8[];
-	tally record;
 BEGIN
-	IF parents IS NULL OR pg_catalog.array_position(parents, NULL) IS NOT NULL THEN
-		RAISE EXCEPTION USING
-			ERRCODE = 'null_value_not_allowed',
-			MESSAGE = 'parent table must not be null';
-	END IF;
 	-- the session's lock_timeout, else one second
 	lock_wait := CASE pg_catalog.current_setting('lock_timeout')
 				 WHEN '0' THEN '1 s'::pg_catalog.interval
 				 ELSE pg_catalog.current_setting('lock_timeout')::pg_catalog.interval END;
-	-- the arguments, before any parent
-	PERFORM FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait);
 
-	-- One parent after another, in name order, so that concurrent runs
-	-- lock their parents in the same order.
+	-- One parent after another, in the order every run locks them.
 	FOR par IN
-		SELECT DISTINCT u.rel::pg_catalog.oid AS oid, n.nspname, c.relname
-		  FROM pg_catalog.unnest(parents) AS u(rel)
-		  LEFT JOIN pg_catalog.pg_class AS c ON c.oid = u.rel
-		  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-		 ORDER BY n.nspname, c.relname, 1
+		SELECT * FROM @extschema@.shardid_partition_parents(parents, step, premake, retain, epoch, lock_wait)
 	LOOP
-		parent := par.oid::pg_catalog.regclass;
+		parent := par.parent::pg_catalog.regclass;
 		acts := '{}';
 		moves := '{}';
 		-- The parent first.  With partitions to drop, ACCESS EXCLUSIVE at
@@ -68,7 +55,7 @@ BEGIN
 				moves := moves || w.moved;
 			END LOOP;
 		ELSE
-			partition := pg_catalog.format('%I.%I', par.nspname, par.relname);
+			partition := par.name;
 			action := 'busy';
 			range_start := NULL;
 			range_end := NULL;
@@ -76,28 +63,8 @@ BEGIN
 			acts := ARRAY['busy'];
 			moves := ARRAY[0::pg_catalog.int8];
 		END IF;
-		SELECT pg_catalog.count(*) FILTER (WHERE u.a = 'created')::pg_catalog.int4 AS made,
-			   pg_catalog.count(*) FILTER (WHERE u.a = 'dropped')::pg_catalog.int4 AS dropped,
-			   pg_catalog.count(*) FILTER (WHERE u.a = 'busy')::pg_catalog.int4 AS busy,
-			   pg_catalog.count(*) FILTER (WHERE u.a = 'kept')::pg_catalog.int4 AS kept,
-			   COALESCE(pg_catalog.sum(u.m) FILTER (WHERE u.a <> 'pruned'), 0)::pg_catalog.int8 AS moved,
-			   COALESCE(pg_catalog.sum(u.m) FILTER (WHERE u.a = 'pruned'), 0)::pg_catalog.int8 AS pruned
-		  INTO tally
-		  FROM ROWS FROM (pg_catalog.unnest(acts), pg_catalog.unnest(moves)) AS u(a, m);
-		-- the run, as the caller (who may own the table through a role
-		-- without inheriting: then it is not recorded)
-		BEGIN
-			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned,
-					kept_below)
-			VALUES (par.oid, step, premake, retain, epoch,
-					CASE WHEN tally.busy > 0 THEN 'busy' ELSE 'ok' END,
-					CASE WHEN tally.busy > 0 THEN '55P03' END, NULL,
-					tally.made, tally.dropped, tally.moved, tally.pruned,
-					CASE WHEN tally.kept > 0 THEN @extschema@.shardid_partition_first_id(parent) END);
-		EXCEPTION WHEN insufficient_privilege THEN
-			NULL;
-		END;
+		PERFORM @extschema@.shardid_partition_record(par.parent, step, premake, retain, epoch, acts, moves,
+													 NULL, NULL, NULL);
 	END LOOP;
 	PERFORM @extschema@.shardid_partition_log_purge();
 END

@@ -45,10 +45,7 @@ DECLARE
 BEGIN
 	SELECT * INTO pl FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait);
 	SELECT * INTO par FROM @extschema@.shardid_partition_parent(parent);
-	IF lock_wait IS NOT NULL THEN
-		PERFORM pg_catalog.set_config('lock_timeout',
-			GREATEST(CEIL(EXTRACT(epoch FROM lock_wait) * 1000), 1)::pg_catalog.int8::pg_catalog.text, true);
-	END IF;
+	PERFORM @extschema@.shardid_partition_lock_timeout(lock_wait);
 
 	-- Partition names are the table's name and the suffix, the table's
 	-- name cut short to fit NAMEDATALEN.

@@ -15,83 +15,54 @@ DECLARE
 	oids pg_catalog.oid[];
 	names pg_catalog.text[];
 	i pg_catalog.int4;
-	w record;
 	drop_lock pg_catalog.text;
+	made_acts pg_catalog.text[];
+	made_moves pg_catalog.int8[];
+	drop_acts pg_catalog.text[];
+	drop_moves pg_catalog.int8[];
 	result pg_catalog.text;
 	state pg_catalog.text;
 	msg pg_catalog.text;
-	n_made pg_catalog.int4;
-	n_dropped pg_catalog.int4;
-	n_moved pg_catalog.int8;
-	n_pruned pg_catalog.int8;
-	kept_below pg_catalog.int8;
 	n_failed pg_catalog.int4 := 0;
 	n_busy pg_catalog.int4 := 0;
 	first_state pg_catalog.text;
 	report pg_catalog.text := '';
 BEGIN
 	PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-	IF parents IS NULL OR pg_catalog.array_position(parents, NULL) IS NOT NULL THEN
-		RAISE EXCEPTION USING
-			ERRCODE = 'null_value_not_allowed',
-			MESSAGE = 'parent table must not be null';
-	END IF;
-	IF lock_wait IS NULL THEN
-		RAISE EXCEPTION USING
-			ERRCODE = 'null_value_not_allowed',
-			MESSAGE = 'lock_wait must not be null',
-			HINT = 'lock_wait bounds each lock wait of a maintenance step, such as ''1 s''.';
-	END IF;
 	epoch := COALESCE(epoch, @extschema@.shardid_epoch());
-	-- the arguments, before any parent
-	PERFORM FROM @extschema@.shardid_partition_plan(step, premake, retain, epoch, lock_wait);
-	SELECT pg_catalog.array_agg(p.oid ORDER BY p.nspname, p.relname, p.oid),
-		   pg_catalog.array_agg(CASE WHEN p.relname IS NULL THEN p.oid::pg_catalog.text
-									 ELSE pg_catalog.format('%I.%I', p.nspname, p.relname) END
-								ORDER BY p.nspname, p.relname, p.oid)
+	SELECT pg_catalog.array_agg(p.parent ORDER BY p.n), pg_catalog.array_agg(p.name ORDER BY p.n)
 	  INTO oids, names
-	  FROM (SELECT DISTINCT u.rel::pg_catalog.oid AS oid, n.nspname, c.relname
-			  FROM pg_catalog.unnest(parents) AS u(rel)
-			  LEFT JOIN pg_catalog.pg_class AS c ON c.oid OPERATOR(pg_catalog.=) u.rel
-			  LEFT JOIN pg_catalog.pg_namespace AS n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace) AS p;
+	  FROM @extschema@.shardid_partition_parents(parents, step, premake, retain, epoch, lock_wait)
+		   WITH ORDINALITY AS p(parent, name, n);
 	PERFORM @extschema@.shardid_partition_log_purge();
 	COMMIT;
 
 	FOR i IN 1 .. COALESCE(pg_catalog.cardinality(oids), 0) LOOP
 		PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-		result := 'ok';
 		state := NULL;
 		msg := NULL;
-		n_made := 0;
-		n_dropped := 0;
-		n_moved := 0;
-		n_pruned := 0;
-		kept_below := NULL;
+		made_acts := '{}';
+		made_moves := '{}';
+		drop_acts := '{}';
+		drop_moves := '{}';
 
 		-- make: its own transaction, under SHARE UPDATE EXCLUSIVE on the
 		-- parent
 		BEGIN
 			IF @extschema@.shardid_partition_lock(oids[i]::pg_catalog.regclass, 'SHARE UPDATE EXCLUSIVE',
 												   lock_wait) THEN
-				FOR w IN
-					SELECT * FROM @extschema@.shardid_partition_make(oids[i]::pg_catalog.regclass, step, premake,
-																	 retain, epoch, lock_wait)
-				LOOP
-					IF w.action OPERATOR(pg_catalog.=) 'created' THEN
-						n_made := n_made OPERATOR(pg_catalog.+) 1;
-						n_moved := n_moved OPERATOR(pg_catalog.+) w.moved;
-					ELSIF w.action OPERATOR(pg_catalog.=) 'busy' THEN
-						result := 'busy';
-					END IF;
-				END LOOP;
+				SELECT COALESCE(pg_catalog.array_agg(w.action), '{}'), COALESCE(pg_catalog.array_agg(w.moved), '{}')
+				  INTO made_acts, made_moves
+				  FROM @extschema@.shardid_partition_make(oids[i]::pg_catalog.regclass, step, premake,
+														  retain, epoch, lock_wait) AS w;
 			ELSE
-				result := 'busy';
+				made_acts := '{busy}';
+				made_moves := '{0}';
 			END IF;
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-			result := 'failed';
-			n_made := 0;
-			n_moved := 0;
+			made_acts := '{}';
+			made_moves := '{}';
 		END;
 		COMMIT;
 		PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
@@ -102,43 +73,23 @@ BEGIN
 			BEGIN
 				drop_lock := @extschema@.shardid_partition_drop_lock(oids[i]::pg_catalog.regclass, step, premake,
 																	  retain, epoch, lock_wait);
-				FOR w IN
-					SELECT * FROM @extschema@.shardid_partition_drop(oids[i]::pg_catalog.regclass, step, premake,
-																	 retain, epoch, lock_wait, drop_lock)
-				LOOP
-					IF w.action OPERATOR(pg_catalog.=) 'dropped' THEN
-						n_dropped := n_dropped OPERATOR(pg_catalog.+) 1;
-					ELSIF w.action OPERATOR(pg_catalog.=) 'pruned' THEN
-						n_pruned := n_pruned OPERATOR(pg_catalog.+) w.moved;
-					ELSIF w.action OPERATOR(pg_catalog.=) 'kept' THEN
-						kept_below := @extschema@.shardid_partition_first_id(oids[i]::pg_catalog.regclass);
-					ELSIF w.action OPERATOR(pg_catalog.=) 'busy' AND result OPERATOR(pg_catalog.=) 'ok' THEN
-						result := 'busy';
-					END IF;
-				END LOOP;
+				SELECT COALESCE(pg_catalog.array_agg(w.action), '{}'), COALESCE(pg_catalog.array_agg(w.moved), '{}')
+				  INTO drop_acts, drop_moves
+				  FROM @extschema@.shardid_partition_drop(oids[i]::pg_catalog.regclass, step, premake,
+														  retain, epoch, lock_wait, drop_lock) AS w;
 			EXCEPTION WHEN OTHERS THEN
-				n_dropped := 0;
-				n_pruned := 0;
-				kept_below := NULL;
-				IF result OPERATOR(pg_catalog.<>) 'failed' THEN
+				drop_acts := '{}';
+				drop_moves := '{}';
+				IF state IS NULL THEN
 					GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
-					result := 'failed';
 				END IF;
 			END;
 		END IF;
-		IF result OPERATOR(pg_catalog.=) 'busy' THEN
-			state := '55P03';
-			msg := 'a lock wait ran out (lock_wait); the next run tries again';
-		END IF;
-		BEGIN
-			INSERT INTO @extschema@.shardid_partition_log
-				   (parent, step, premake, retain, epoch, result, sqlstate, message, made, dropped, moved, pruned,
-					kept_below)
-			VALUES (oids[i], step, premake, retain, epoch, result, state, msg, n_made, n_dropped, n_moved,
-					n_pruned, kept_below);
-		EXCEPTION WHEN insufficient_privilege THEN
-			NULL;				-- not recorded: the table is gone, or not the caller's
-		END;
+		-- not recorded if the table is gone, or not the caller's
+		result := @extschema@.shardid_partition_record(oids[i], step, premake, retain, epoch,
+													   made_acts OPERATOR(pg_catalog.||) drop_acts,
+													   made_moves OPERATOR(pg_catalog.||) drop_moves, state, msg,
+													   'a lock wait ran out (lock_wait); the next run tries again');
 		COMMIT;
 
 		IF result OPERATOR(pg_catalog.=) 'failed' THEN

@@ -21,8 +21,9 @@ DROP FUNCTION @extschema@.shardid_stats();
 DROP VIEW @extschema@.shardid_fence_status;
 DROP FUNCTION @extschema@.shardid_fence_status();
 -- shardid_partition_work, the maintenance of one table switched by
--- flags, is split by action into shardid_partition_plan, _parent, _lock,
--- _drop_lock, _make, _create, _move and _drop (made below).
+-- flags, is split by action into shardid_partition_parents, _plan,
+-- _parent, _lock, _lock_timeout, _drop_lock, _make, _create, _move,
+-- _drop and _record (made below).
 DROP FUNCTION shardid_partition_work(pg_catalog.regclass, pg_catalog.interval, pg_catalog.int4,
 									 pg_catalog.interval, pg_catalog.timestamptz, pg_catalog.interval,
 									 pg_catalog.bool, pg_catalog.bool);
@@ -70,7 +71,7 @@ BEGIN
 	IF fence IS NULL OR fence OPERATOR(pg_catalog.<) 0 THEN
 		RETURN;
 	END IF;
-	fence_value := (fence OPERATOR(pg_catalog.+) 1) OPERATOR(pg_catalog.<<) 10;
+	fence_value := @extschema@.shardid_fence_value(fence);
 	FOR s IN
 		SELECT DISTINCT ds.refobjid::pg_catalog.regclass AS seq, q.seqmax, q.seqincrement
 		  FROM pg_catalog.pg_depend AS df

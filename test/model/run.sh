@@ -181,7 +181,7 @@ if git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
 	protocol="src/fence.c src/fence.h src/shmem.c src/shmem.h src/guard.c src/rule.h"
 	model_commit=$(git -C "$here" log -1 --format=%H -- test/model/fence.pml 2>/dev/null || true)
 	if [ -n "$model_commit" ]; then
-		since=$(git -C "$here" log --format='%h %s' "$model_commit"..HEAD -- $protocol 2>/dev/null | head -5)
+		since=$(git -C "$here" log --max-count=5 --format='%h %s' "$model_commit"..HEAD -- $protocol 2>/dev/null || true)
 		if [ -n "$since" ]; then
 			echo "== notice: the protocol's files changed after the model's last change; does the model still say what src/ does?"
 			echo "$since" | sed 's/^/  /'

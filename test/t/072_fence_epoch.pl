@@ -543,6 +543,14 @@ SELECT * FROM shardid_partition_drop('p', '1 day', 3, '1 day', '2011-01-01+00', 
 SELECT shardid_partition_first_id('ids'), shardid_partition_first_id('p'), shardid_partition_first_id(NULL);
 SELECT shardid_partition_first_id('shardid_partition_log'), shardid_partition_first_id(0);
 SELECT * FROM shardid_partition_ranges('ids'), shardid_partition_ranges(0);
+SELECT * FROM shardid_partition_parents(ARRAY['p'::regclass, 'ids'::regclass, 0::regclass], '1 day', 3, NULL, '2011-01-01+00', '1 day');
+SELECT * FROM shardid_partition_parents(ARRAY[NULL::regclass], '1 day', 3, NULL, '-infinity', NULL);
+SELECT shardid_partition_lock_timeout('-1 day'), shardid_partition_lock_timeout('1000000 years'), shardid_partition_lock_timeout(NULL);
+SELECT shardid_partition_record('ids'::regclass, '1 day', 3, NULL, '2011-01-01+00', '{kept,created}', '{0,9223372036854775807}', NULL, NULL, NULL);
+SELECT shardid_partition_record('p'::regclass, '-1 day', -1, '-1 day', 'infinity', '{busy,pruned}', '{-1}', 'xxxxxx', 'x', 'x');
+SELECT shardid_partition_record(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+SELECT shardid_id_field(-1), shardid_field_floor(9223372036854775807), shardid_value_fence(-9223372036854775808);
+SELECT shardid_fence_value(9223372036854775807), shardid_fence_value(-1), shardid_id_field(NULL);
 SELECT shardid_partition_log_purge();
 SELECT shardid_shard_tables('ids'), shardid_shard_tables(NULL), shardid_shard_tables(repeat('x', 100));
 SELECT shardid_partition_step_start('infinity', '1 month'), shardid_partition_step_start(now(), '-1 day');
@@ -661,7 +669,9 @@ my %tried = (
 	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
 	  shardid_partition_move shardid_partition_drop shardid_provision_template
 	  shardid_provision_check_schema shardid_provision_check_table shardid_provision_check_grants
-	  shardid_adopt_sequence shardid_partition_first_id
+	  shardid_adopt_sequence shardid_partition_first_id shardid_partition_parents
+	  shardid_partition_lock_timeout shardid_partition_record shardid_id_field
+	  shardid_field_floor shardid_value_fence shardid_fence_value
 	  shardid_shard_tables shardid_private
 	  shardid_public_bigint shardid_private_bigint shardid_public_keys
 	  shardid_rows_count shardid_rows_exist shardid_rows_min shardid_rows_bounds));
