@@ -42,7 +42,7 @@
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
-#                            [--extra WORDS]
+#                            [--extra WORDS] [--core "V ..."]
 #                            [--run-args ARGS]
 #   --versions LIST  the major versions to run (default: "15 17 18"; 19,
 #                    the release candidate, only when named)
@@ -59,6 +59,9 @@
 #   --extra WORDS    the PG_TEST_EXTRA of the --long version instead (.ci/run:
 #                    "shardid_ha shardid_node", Patroni and node-postgres
 #                    without the long loads)
+#   --core LIST      these versions run only the TAP tests of the C code
+#                    itself (test/run.sh --core-tap; .ci/run: 17, between
+#                    15 and 18, which run them all)
 #   --run-args ARGS  more arguments for each version's test/run.sh, as
 #                    --run-args "--tap test/t/074_sequence_fence.pl"
 #
@@ -75,6 +78,7 @@ package=0
 jobs=0
 long=""
 extra="shardid_load shardid_ha"
+core=""
 run_args=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -85,6 +89,7 @@ while [ $# -gt 0 ]; do
 		--jobs) jobs=$2; shift 2 ;;
 		--long) long=$2; shift 2 ;;
 		--extra) extra=$2; shift 2 ;;
+		--core) core=$2; shift 2 ;;
 		--run-args) run_args=$2; shift 2 ;;
 		*) sed -n '/^# Usage/,/^# *--run-args/p' "$0" >&2; exit 2 ;;
 	esac
@@ -152,6 +157,7 @@ leg() {
 	elif [ $common_part = 1 ]; then
 		args=" --skip-common-suites"
 	fi
+	[ "$part" = common ] || ! [[ " $core " == *" $v "* ]] || args="$args --core-tap"
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
 		tier="PG_TEST_EXTRA=\"$extra\" "
@@ -281,6 +287,7 @@ for v in $parts; do
 	fi
 	what="suite"
 	[ "$v" = "$first" ] || what="suite less the version-independent ones"
+	[[ " $core " == *" $v "* ]] && what="$what, the C code's TAP tests"
 	[ "$v" = "$long" ] && what="$what, PG_TEST_EXTRA=\"$extra\""
 	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs s")
 	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs s"

@@ -51,7 +51,8 @@
 # server's port: SHARDID_PORT, else a free one.
 #
 # Usage: bash test/run.sh [--quick] [--tap test/t/NAME.pl ...] [--skip-tap]
-#                         [--skip-common] [--skip-common-suites] [--jobs N]
+#                         [--skip-common] [--skip-common-suites] [--core-tap]
+#                         [--jobs N]
 #   --tap FILE     run this TAP test (repeatable) instead of all of them
 #   --skip-tap     no TAP tests
 #   --skip-common  skip the suites that do not depend on the server's
@@ -61,6 +62,11 @@
 #                  the same Python or JavaScript on every server; the
 #                  server-facing steps they use are in the other tests):
 #                  test/matrix.sh runs them on its first version only
+#   --core-tap     of the TAP tests, only those of tap_core (the C code's
+#                  own: the issue path, the fences, the hooks, the
+#                  upgrade), whose behaviour depends on the server's
+#                  version (.ci/run: PostgreSQL 17, between 15 and 18,
+#                  which run every test)
 #   --skip-common-suites  only the suites of --skip-common; the TAP tests
 #                  marked "# versions: first" run (test/matrix.sh: its
 #                  first version, whose suites run beside it)
@@ -81,6 +87,7 @@ skip_tap=0
 quick=0
 skip_common=0
 first_only_tap=1
+core_tap=0
 jobs=${SHARDID_TAP_JOBS:-3}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -89,6 +96,7 @@ while [ $# -gt 0 ]; do
 		--quick) quick=1; skip_tap=1; shift ;;
 		--skip-common) skip_common=1; first_only_tap=0; shift ;;
 		--skip-common-suites) skip_common=1; shift ;;
+		--core-tap) core_tap=1; shift ;;
 		--jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift 2 ;;
 		*) usage ;;
 	esac
@@ -389,6 +397,12 @@ fi
 # start in this order, the slowest first as measured on a 2-core machine;
 # a test not named here starts after these.
 tap_slow_first="074 066 070 050 072 051 090 052 062 100 075 010 053 060 080 020 030 061 071 073"
+# The TAP tests of the C code itself (the issue path, the clock, the
+# fences, crashes and standbys, the owner's reads and the DROP hook, the
+# upgrade, statistics, public IDs), which --core-tap runs: the rest test
+# SQL, tools and integrations whose server-facing side does not change
+# between the versions the matrix runs them on.
+tap_core="010 020 030 040 063 064 070 071 072 073 074 075 076 077 078 079 080 085 095"
 tap_state_dir=${SHARDID_TEST_STATE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shardid}
 
 # tap_order TEST...: the tests, those that tap_slow_first names first
@@ -449,6 +463,10 @@ tap_phase() {
 run_tap() {
 	local t rc=0 parallel=() serial=()
 	for t in $(tap_order ${tap_tests:-test/t/*.pl}); do
+		if [ $core_tap = 1 ] && [ -z "$tap_tests" ] && ! [[ " $tap_core " == *" $(basename "$t" | cut -c1-3) "* ]]; then
+			echo "== tap: $(basename "$t") is not one of tap_core: not with --core-tap"
+			continue
+		fi
 		if [ $first_only_tap = 0 ] && [ -z "$tap_tests" ] && grep -q '^# versions: first' "$t"; then
 			echo "== tap: $(basename "$t") tests the tool's own logic, the same on every server (# versions: first): not with --skip-common"
 			continue
