@@ -373,7 +373,7 @@ fi
 # Before prove has timings of its own (kept in $tap_state_dir), the tests
 # start in this order, the slowest first as measured on a 2-core machine;
 # a test not named here starts after these.
-tap_slow_first="074 066 070 050 072 051 090 052 062 100 075 010 053 060 080 020 030 061 071 073"
+tap_slow_first="074 066 070 050 072 051 090 052 062 067 100 075 010 053 060 080 020 030 061 071 073"
 tap_state_dir=${SHARDID_TEST_STATE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shardid}
 
 # tap_order TEST...: the tests, those that tap_slow_first names first
