@@ -176,6 +176,9 @@ only_run() {
 			if [[ " ${PG_TEST_EXTRA:-} " == *" shardid_ha "* ]]; then
 				install_packages patroni etcd-server
 			fi
+			if [[ " ${PG_TEST_EXTRA:-} " =~ " shardid_"(node|load)" " ]] && ! command -v npm >/dev/null; then
+				install_packages npm
+			fi
 			# the third-party extensions, unpacked into the copy once
 			if [ ! -e "$work/pg/.tap-extras" ]; then
 				tap_extras "$work/pg"
