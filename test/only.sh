@@ -16,7 +16,8 @@
 #
 # What a server needs is kept between runs, one directory per checkout
 # and PostgreSQL version (/tmp/shardid-only/VERSION-HASH, or
-# SHARDID_ONLY_DIR: a directory the cluster owner can reach): the
+# SHARDID_ONLY_DIR/VERSION-HASH: SHARDID_ONLY_DIR a directory the
+# cluster owner can reach): the
 # private copy of PostgreSQL with shardid installed, and a copy of the
 # tree (the cluster owner's) where make builds only what changed since
 # the last run.  The copy of PostgreSQL is made anew when the system's
@@ -92,20 +93,22 @@ only_setup() {
 # held by this run alone (a lock file); what the last run left there (its
 # cluster, its logs) is removed
 only_workdir() {
-	local d
-	if [ -n "${SHARDID_ONLY_DIR:-}" ]; then
-		work=$SHARDID_ONLY_DIR
-		mkdir -p "$work"
-	else
-		work=/tmp/shardid-only/$PG_MAJOR-$(printf '%s' "$here" | md5sum | cut -c1-8)
-		# /tmp is everyone's: use the directories only if this user made them
-		mkdir -p -m 755 /tmp/shardid-only "$work"
-		for d in /tmp/shardid-only "$work"; do
-			if [ -L "$d" ] || [ ! -O "$d" ]; then
-				echo "test/run.sh: $d is not this user's own directory: remove it, or set SHARDID_ONLY_DIR" >&2
-				exit 1
-			fi
-		done
+	local d base=${SHARDID_ONLY_DIR:-/tmp/shardid-only}
+	# a directory of its own in base, never base itself (which may be /tmp
+	# or a home directory: its mode and its files are not this script's)
+	work=$base/$PG_MAJOR-$(printf '%s' "$here" | md5sum | cut -c1-8)
+	if [ -z "${SHARDID_ONLY_DIR:-}" ]; then
+		# /tmp is everyone's: use /tmp/shardid-only only if this user made it
+		mkdir -p -m 755 "$base"
+		if [ -L "$base" ] || [ ! -O "$base" ]; then
+			echo "test/run.sh: $base is not this user's own directory: remove it, or set SHARDID_ONLY_DIR" >&2
+			exit 1
+		fi
+	fi
+	mkdir -p -m 755 "$work"
+	if [ -L "$work" ] || [ ! -O "$work" ]; then
+		echo "test/run.sh: $work is not this user's own directory: remove it, or set SHARDID_ONLY_DIR" >&2
+		exit 1
 	fi
 	# the cluster owner reads the private copy and the tree in it
 	chmod 755 "$work"
