@@ -22,6 +22,44 @@ ab_label_tree=
 ab_bindir_base=
 ab_bindir_tree=
 
+# ab_options USAGE SPEC... -- ARG...: the command line of a benchmark
+# (fence_wal.sh, shards.sh, sparse_latency.sh) into the shell variables
+# whose defaults the caller set.  Every one takes --base BASE (base,
+# default 5154e4d: the last commit of 1.2), --rounds N (rounds) and
+# --secs S (secs); a SPEC adds an option: "--name=var" takes a value into
+# var, "--name:var=value ..." is a switch that makes those assignments.
+# Values other than BASE are whole numbers.  Anything else prints USAGE
+# and exits 2.
+ab_options() {
+	local ab_usage=$1 ab_specs=(--base=base --rounds=rounds --secs=secs) ab_spec ab_set
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		ab_specs+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	: "${base:=5154e4d}"
+	while [ $# -gt 0 ]; do
+		for ab_spec in "${ab_specs[@]}"; do
+			case $ab_spec in
+				"$1="*)
+					[ $# -ge 2 ] && { [ "$1" = --base ] || [[ $2 =~ ^[0-9]+$ ]]; } || break
+					printf -v "${ab_spec#*=}" '%s' "$2"
+					shift 2
+					continue 2 ;;
+				"$1:"*)
+					for ab_set in ${ab_spec#*:}; do
+						printf -v "${ab_set%%=*}" '%s' "${ab_set#*=}"
+					done
+					shift
+					continue 2 ;;
+			esac
+		done
+		echo "$ab_usage" >&2
+		exit 2
+	done
+}
+
 # ab_label DIR_OR_REV: its short commit, "+changes" when src/ or sql/ of a
 # checkout differ from it
 ab_label() {

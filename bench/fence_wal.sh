@@ -52,25 +52,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/test/cluster.sh"
 . "$here/bench/ab.sh"
 
-base=5154e4d
-rounds=2
-secs=10
-warm=4
-seqs=10000
-clients=32
-usage="usage: bench/fence_wal.sh [--base BASE] [--rounds N] [--secs S] [--warm S] [--seqs N] [--clients N] [--quick]"
-while [ $# -gt 0 ]; do
-	case $1 in
-		--base) base=$2; shift 2 ;;
-		--rounds) rounds=$2; shift 2 ;;
-		--secs) secs=$2; shift 2 ;;
-		--warm) warm=$2; shift 2 ;;
-		--seqs) seqs=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		--quick) rounds=1 secs=5 warm=3; shift ;;
-		*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
+rounds=2 secs=10 warm=4 seqs=10000 clients=32
+ab_options "usage: bench/fence_wal.sh [--base BASE] [--rounds N] [--secs S] [--warm S] [--seqs N] [--clients N] [--quick]" \
+	--warm=warm --seqs=seqs --clients=clients "--quick:rounds=1 secs=5 warm=3" -- "$@"
 case $seqs in
 	100 | 200 | 500 | 1000 | 2000 | 2500 | 5000 | 10000) ;;
 	*) echo "bench/fence_wal.sh: --seqs must be a multiple of 100 that divides 10,000" >&2; exit 2 ;;

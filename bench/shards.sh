@@ -41,31 +41,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/test/cluster.sh"
 . "$here/bench/ab.sh"
 
-base=5154e4d
-shards=4096
-clients=8
-secs=60
-rounds=3
-rate=
-slow_us=0
-standby=0
-usage="usage: bench/shards.sh [--base BASE] [--shards N] [--clients N] [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby]"
-while [ $# -gt 0 ]; do
-	case $1 in
-		--base) base=$2; shift 2 ;;
-		--shards) shards=$2; shift 2 ;;
-		--clients) clients=$2; shift 2 ;;
-		--secs) secs=$2; shift 2 ;;
-		--rounds) rounds=$2; shift 2 ;;
-		--rate) rate=$2; shift 2 ;;
-		--slow-us) slow_us=$2; shift 2 ;;
-		--standby) standby=1; shift ;;
-		*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
-for n in "$shards" "$clients" "$secs" "$rounds" "$slow_us" ${rate:+"$rate"}; do
-	[[ $n =~ ^[0-9]+$ ]] || { echo "$usage" >&2; exit 2; }
-done
+shards=4096 clients=8 secs=60 rounds=3 rate= slow_us=0 standby=0
+ab_options "usage: bench/shards.sh [--base BASE] [--shards N] [--clients N] [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby]" \
+	--shards=shards --clients=clients --rate=rate --slow-us=slow_us --standby:standby=1 -- "$@"
 [ "$shards" -ge 1 ] && [ "$shards" -le 8192 ] ||
 	{ echo "bench/shards.sh: --shards must be 1 to 8192 (the shard field's range)" >&2; exit 2; }
 

@@ -39,23 +39,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/test/cluster.sh"
 . "$here/bench/ab.sh"
 
-base=5154e4d
-rounds=2
-secs=15
-sessions=10
-standby=1
-usage="usage: bench/sparse_latency.sh [--base BASE] [--rounds N] [--secs S] [--sessions N] [--no-standby] [--quick]"
-while [ $# -gt 0 ]; do
-	case $1 in
-		--base) base=$2; shift 2 ;;
-		--rounds) rounds=$2; shift 2 ;;
-		--secs) secs=$2; shift 2 ;;
-		--sessions) sessions=$2; shift 2 ;;
-		--no-standby) standby=0; shift ;;
-		--quick) rounds=1 secs=10; shift ;;
-		*) echo "$usage" >&2; exit 2 ;;
-	esac
-done
+rounds=2 secs=15 sessions=10 standby=1
+ab_options "usage: bench/sparse_latency.sh [--base BASE] [--rounds N] [--secs S] [--sessions N] [--no-standby] [--quick]" \
+	--sessions=sessions --no-standby:standby=0 "--quick:rounds=1 secs=10" -- "$@"
 
 trap ab_cleanup EXIT
 ab_build "$base"

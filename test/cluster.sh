@@ -56,7 +56,15 @@ PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/$PG_MAJOR/bin}
 # when SHARDID_ASSERTS=1) and install it there.
 # Afterwards PG_BINDIR and PG_CONFIG point into DIR.
 private_install() {
-	local dir=$1 sys_bindir=/usr/lib/postgresql/$PG_MAJOR/bin lib share
+	private_copy "$1" || return 1
+	make -s clean PG_CONFIG="$PG_CONFIG"
+	private_build
+}
+
+# private_copy DIR: the copy of the system's PostgreSQL $PG_MAJOR in DIR,
+# made anew, without shardid's files; then private_use DIR.
+private_copy() {
+	local dir=$1 sys_bindir=/usr/lib/postgresql/$PG_MAJOR/bin
 	[ -x "$sys_bindir/postgres" ] && [ -x "$sys_bindir/pg_config" ] ||
 		cluster_die "PostgreSQL $PG_MAJOR's server or pg_config is not in $sys_bindir:" \
 			"install postgresql-$PG_MAJOR and postgresql-server-dev-$PG_MAJOR." || return 1
@@ -66,6 +74,14 @@ private_install() {
 	cp -a "/usr/share/postgresql/$PG_MAJOR" "$dir/usr/share/postgresql/"
 	# headers are only read: share the system's
 	ln -s /usr/include "$dir/usr/include"
+	private_use "$dir"
+}
+
+# private_use DIR: PG_BINDIR and PG_CONFIG point into the private copy at
+# DIR, which holds no file of shardid's until private_build installs them
+# (an earlier install's are removed)
+private_use() {
+	local dir=$1 lib share
 	lib=$dir/usr/lib/postgresql/$PG_MAJOR/lib
 	share=$dir/usr/share/postgresql/$PG_MAJOR
 	rm -rf "$lib/shardid.so" "$lib/bitcode/shardid" "$lib/bitcode/shardid.index.bc" \
@@ -73,7 +89,12 @@ private_install() {
 	PG_BINDIR=$dir/usr/lib/postgresql/$PG_MAJOR/bin
 	PG_CONFIG=$PG_BINDIR/pg_config
 	export PG_BINDIR PG_CONFIG
-	make -s clean PG_CONFIG="$PG_CONFIG"
+}
+
+# private_build: build shardid from the current directory with -Werror
+# (and its Assert()s when SHARDID_ASSERTS=1), as far as make finds it
+# out of date, and install it into the private copy PG_CONFIG names.
+private_build() {
 	make -s WERROR=1 ASSERTS="${SHARDID_ASSERTS:-}" PG_CONFIG="$PG_CONFIG"
 	make -s install PG_CONFIG="$PG_CONFIG"
 }

@@ -53,6 +53,15 @@
 # Usage: bash test/run.sh [--quick] [--tap test/t/NAME.pl ...] [--skip-tap]
 #                         [--skip-common] [--skip-common-suites] [--core-tap]
 #                         [--jobs N]
+#        bash test/run.sh --only NAME
+#   --only NAME    one test, whatever its kind: a suite (unit, fuzz, model,
+#                  fleet_cli, fleet_unit, clients), a regress file
+#                  (owner_reads), an
+#                  isolation spec, a TAP test (010_stress, or 010), a file
+#                  of a client's tests; the private copy of PostgreSQL is
+#                  kept and rebuilt only as far as the sources changed, so
+#                  after the first run its set-up takes seconds
+#                  (test/only.sh)
 #   --tap FILE     run this TAP test (repeatable) instead of all of them
 #   --skip-tap     no TAP tests
 #   --skip-common  skip the suites that do not depend on the server's
@@ -77,12 +86,14 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 . test/cluster.sh
+. test/only.sh
 
 usage() {
-	sed -n '/^# Usage/,/^#   --jobs/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '/^# Usage/,/^# (SHARDID_TAP_LOGS/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 tap_tests=""
+only=""
 skip_tap=0
 quick=0
 skip_common=0
@@ -98,6 +109,7 @@ while [ $# -gt 0 ]; do
 		--skip-common-suites) skip_common=1; shift ;;
 		--core-tap) core_tap=1; shift ;;
 		--jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift 2 ;;
+		--only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
 		*) usage ;;
 	esac
 done
@@ -112,6 +124,7 @@ else
 	[ $skip_common = 1 ] && tier="$tier; skipping the suites that do not depend on the server (unit, model, fuzz, fleet cli, clients)"
 	[ $skip_tap = 1 ] && tier="$tier; no TAP"
 fi
+[ -z "$only" ] || only_setup
 echo "== tier: $tier"
 
 # SHARDID_TEST_LOCK (test/matrix.sh sets it, for the versions it runs at
@@ -195,11 +208,17 @@ count() {	# NAME RC PASSED FAILED: also the suite's seconds
 	failed=$((failed + f))
 }
 
-work=$(mktemp -d /tmp/shardid-test.XXXXXX)
-chmod 755 "$work"
+if [ -n "$only" ]; then
+	only_workdir
+else
+	work=$(mktemp -d /tmp/shardid-test.XXXXXX)
+	chmod 755 "$work"
+fi
 cleanup() {
 	cluster_stop "$work/data"
-	if [ "$failed" -eq 0 ]; then
+	if [ -n "$only" ]; then
+		echo "test files in $work (kept for the next --only)"
+	elif [ "$failed" -eq 0 ]; then
 		rm -rf "$work"
 	else
 		echo "test files kept in $work"
@@ -207,22 +226,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A private copy of PostgreSQL to install into: the system's stays as it is.
-suite_start
-# The tests run with shardid's Assert()s compiled in (the invariants of
-# src/guard.c), unless SHARDID_ASSERTS is set empty; the benchmarks and
-# the packages build without them.
-echo "== build and install into $work/pg (a private copy of PostgreSQL $PG_MAJOR)"
-SHARDID_ASSERTS=${SHARDID_ASSERTS-1} private_install "$work/pg"
 # Third-party extensions for the TAP tests, unpacked into the private copy.
 # pg_partman: the 4.x series the recipes in docs/partitions.md are for is
 # Debian's for PostgreSQL 15; test/t/065_partman.pl skips without it.
-extras=()
-[ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
 # PL/Proxy for the fleet tests (test/t/05[0-3]_*.pl) and pg_cron for
 # test/t/066_pg_cron.pl, which skip where Debian has none (PostgreSQL 19's
-# release candidate has neither yet)
-if [ $skip_tap = 0 ]; then
+# release candidate has neither yet).
+tap_extras() {	# DIR: the private copy
+	local p extras=()
+	[ "$PG_MAJOR" = 15 ] && extras+=(postgresql-15-partman)
 	for p in "postgresql-$PG_MAJOR-plproxy:the fleet tests" "postgresql-$PG_MAJOR-cron:test/t/066_pg_cron.pl"; do
 		if apt-cache policy "${p%%:*}" 2>/dev/null | grep '^ *Candidate: [0-9]' >/dev/null; then
 			extras+=("${p%%:*}")
@@ -230,12 +242,25 @@ if [ $skip_tap = 0 ]; then
 			echo "no ${p%%:*} in apt: ${p#*:} will skip"
 		fi
 	done
-	[ ${#extras[@]} -eq 0 ] || private_add_debs "$work/pg" "${extras[@]}"
-fi
+	[ ${#extras[@]} -eq 0 ] || private_add_debs "$1" "${extras[@]}"
+}
 
-# Tests run in a copy of the tree that the cluster owner may write to.
-rsync -a --exclude .git "$here"/ "$work"/src-tree/
-[ "$(id -u)" = 0 ] && chown -R postgres: "$work/src-tree"
+# A private copy of PostgreSQL to install into: the system's stays as it is.
+suite_start
+if [ -n "$only" ]; then
+	only_build
+else
+	# The tests run with shardid's Assert()s compiled in (the invariants of
+	# src/guard.c), unless SHARDID_ASSERTS is set empty; the benchmarks and
+	# the packages build without them.
+	echo "== build and install into $work/pg (a private copy of PostgreSQL $PG_MAJOR)"
+	SHARDID_ASSERTS=${SHARDID_ASSERTS-1} private_install "$work/pg"
+	[ $skip_tap = 1 ] || tap_extras "$work/pg"
+
+	# Tests run in a copy of the tree that the cluster owner may write to.
+	rsync -a --exclude .git "$here"/ "$work"/src-tree/
+	[ "$(id -u)" = 0 ] && chown -R postgres: "$work/src-tree"
+fi
 suite_time build
 
 log=$work/suite.log
@@ -285,12 +310,12 @@ fi
 # The regress server has the spec's two test keys of public IDs
 # (test/sql/public.sql): a PGC_SIGHUP setting, so in its configuration file.
 public_id_test_keys="shardid.public_id_keys = '1:000102030405060708090a0b0c0d0e0f, 2:0f0e0d0c0b0a09080706050403020100'"
-run_regress() {
+run_regress() {	# [MAKE_VARIABLE=VALUE...]: REGRESS=, ISOLATION= for fewer
 	# a lead long enough that no isolation permutation writes a fence twice
 	cluster_start "$work/data" "" "$public_id_test_keys" "shardid.fence_lead = 10s" || return 1
 	local rc=0
 	as_owner env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER=postgres \
-		make -s -C "$work/src-tree" installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= || rc=$?
+		make -s -C "$work/src-tree" installcheck PG_CONFIG="$PG_CONFIG" TAP_TESTS= "$@" || rc=$?
 	cluster_stop "$work/data"
 	if [ $rc -ne 0 ]; then
 		for f in "$work/src-tree/regression.diffs" "$work/src-tree/output_iso/regression.diffs"; do
@@ -299,13 +324,15 @@ run_regress() {
 	fi
 	return $rc
 }
-suite_start
-rc=0
-run_regress 2>&1 | tee "$log" || rc=$?
-# pg_regress prints "test NAME ... ok" up to PostgreSQL 15, TAP's "ok N - NAME" since 16
-count "regress and isolation" $rc \
-	"$(grep -Ec '^(test .* \.\.\. ok|ok [0-9]+ )' "$log")" \
-	"$(grep -Ec '^(test .* \.\.\. (FAILED|failed)|not ok [0-9]+ )' "$log")"
+if [ -z "$only" ]; then
+	suite_start
+	rc=0
+	run_regress 2>&1 | tee "$log" || rc=$?
+	# pg_regress prints "test NAME ... ok" up to PostgreSQL 15, TAP's "ok N - NAME" since 16
+	count "regress and isolation" $rc \
+		"$(grep -Ec '^(test .* \.\.\. ok|ok [0-9]+ )' "$log")" \
+		"$(grep -Ec '^(test .* \.\.\. (FAILED|failed)|not ok [0-9]+ )' "$log")"
+fi
 
 # ---- client libraries (clients/js, clients/python) --------------------
 # Their unit tests and every vector of test/vectors/vectors.json (which
@@ -396,7 +423,7 @@ fi
 # Before prove has timings of its own (kept in $tap_state_dir), the tests
 # start in this order, the slowest first as measured on a 2-core machine;
 # a test not named here starts after these.
-tap_slow_first="074 066 070 050 072 051 090 052 062 100 075 010 053 060 080 020 030 061 071 073"
+tap_slow_first="074 066 070 050 072 051 090 052 062 067 100 075 010 053 060 080 020 030 061 071 073"
 # The TAP tests of the C code itself (the issue path, the clock, the
 # fences, crashes and standbys, the owner's reads and the DROP hook, the
 # upgrade, statistics, public IDs), which --core-tap runs: the rest test
@@ -544,6 +571,9 @@ if [ $skip_tap = 0 ]; then
 		"$(cat "${tap_logs[@]}" 2>/dev/null | grep -E '^(\[[^]]*\]\([^)]*\) )?not ok [0-9]+' |
 			grep -vc ' # TODO ')"
 fi
+
+# --only NAME: that test alone (test/only.sh)
+[ -z "$only" ] || only_run
 
 test_lock none
 echo "== seconds: $(printf '%s, ' "${times[@]}" | sed 's/, $//'); in all $SECONDS s"

@@ -11,7 +11,8 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 our @EXPORT = qw(shardid_node sql_error sql_outcome error_fields libfaketime set_clock
-  start_faked wait_for_clock clock_to kill9_and_reap test_extra);
+  start_faked wait_for_clock clock_to kill9_and_reap test_extra duplicates fence_of
+  children_of);
 
 # True if PG_TEST_EXTRA (a list of words, PostgreSQL's switch for its
 # optional tests) names $word: shardid_load runs the long loads, which
@@ -172,6 +173,51 @@ sub clock_to
 	my $offset = $t - Time::HiRes::time();
 	set_clock($file, $offset);
 	return wait_for_clock($node, $offset) ? $offset : undef;
+}
+
+# How many rows of $table (in database $opt{db}, default postgres; with
+# $opt{where}, the rows it selects) share their ID ($opt{key}, default id:
+# '(seq, id)' for an ID per sequence) with another row: 0 when no ID
+# repeats, which a table without a unique index shows rather than refuses.
+# In list context, also how many rows there are.
+sub duplicates
+{
+	my ($node, $table, %opt) = @_;
+	my $key = $opt{key} // 'id';
+	my $where = defined $opt{where} ? " WHERE $opt{where}" : '';
+	my ($dups, $rows) = split /\|/,
+	  $node->safe_psql($opt{db} // 'postgres',
+		"SELECT count(*) - count(DISTINCT $key), count(*) FROM $table$where");
+	return wantarray ? ($dups, $rows) : $dups;
+}
+
+# The fence stored for database $db (default postgres), a time field: the
+# last value of its shardid_fence.  With $seq, the fence the guard goes by
+# for that sequence: the larger of the database's and the one the
+# sequence carries in its value (its last value's time field, less one).
+sub fence_of
+{
+	my ($node, $db, $seq) = @_;
+	my $sql = 'SELECT last_value FROM shardid_fence';
+	$sql = "SELECT greatest(($sql), (SELECT (last_value >> 10) - 1 FROM $seq))"
+	  if defined $seq;
+	return $node->safe_psql($db // 'postgres', $sql);
+}
+
+# The processes whose parent is $ppid (from /proc).
+sub children_of
+{
+	my ($ppid) = @_;
+	my @kids;
+	for my $file (glob '/proc/[0-9]*/stat')
+	{
+		open my $fh, '<', $file or next;
+		my $stat = <$fh>;
+		close $fh;
+		next unless defined $stat && $stat =~ /\) \S (\d+) /;
+		push @kids, $file =~ m{^/proc/(\d+)/} if $1 == $ppid;
+	}
+	return @kids;
 }
 
 # kill -9 the postmaster of $node, as a power loss or the OOM killer would,

@@ -71,9 +71,8 @@ $$;
 sub check_ids
 {
 	my ($node, $what) = @_;
-	is( $node->safe_psql(
+	is( duplicates($node, 'ids') . "\n" . $node->safe_psql(
 			'postgres', q{
-SELECT count(*) - count(DISTINCT id) FROM ids;
 SELECT count(*) FROM ids
  WHERE shardid_created_at(id) > date_trunc('milliseconds', made) + interval '1 ms'
     OR shardid_shard(id) <> 5;
@@ -96,22 +95,13 @@ sub stat_of
 		"SELECT $column FROM shardid_stats WHERE sequence = 's'::regclass");
 }
 
-# The fence the guard goes by for the sequence s: the larger of the
-# database's and the one s carries in its value.
-sub fence_of
-{
-	my ($node) = @_;
-	return $node->safe_psql('postgres',
-		'SELECT greatest((SELECT last_value FROM shardid_fence), (SELECT (last_value >> 10) - 1 FROM s))');
-}
-
 # The clock offset (seconds from the real clock) that puts $node's clock
 # $seconds behind the time its stored fence stands for.
 sub behind_fence
 {
 	my ($node, $seconds) = @_;
 	my $fence_s = $node->safe_psql('postgres',
-		'SELECT extract(epoch FROM shardid_created_at(' . fence_of($node) . ' << 23))');
+		'SELECT extract(epoch FROM shardid_created_at(' . fence_of($node, 'postgres', 's') . ' << 23))');
 	return $fence_s - Time::HiRes::time() - $seconds;
 }
 
@@ -155,7 +145,7 @@ start_faked($node, $clock);
 ok(wait_for_clock($node, $offset), 'A: the server clock runs 5 s ahead');
 $node->safe_psql('postgres', $schema);
 $node->safe_psql('postgres', q{SELECT take('a-before', 1000000)});
-cmp_ok(fence_of($node), '>=', max_field($node),
+cmp_ok(fence_of($node, 'postgres', 's'), '>=', max_field($node),
 	'A: the stored fence is at or past every issued time field');
 kill9_and_reap($node);
 set_clock($clock, $offset - 5);
@@ -290,7 +280,7 @@ $primary2->stop;
 # ---------------------------------------------------------------------
 # F. pg_upgrade of the restored cluster, started with the clock behind.
 # ---------------------------------------------------------------------
-my $fence_before_upgrade = fence_of($fresh);
+my $fence_before_upgrade = fence_of($fresh, 'postgres', 's');
 $fresh->stop;
 my $upgraded = shardid_node('upgraded', @conf);
 my $bindir = $fresh->config_data('--bindir');
@@ -311,7 +301,7 @@ my $bindir = $fresh->config_data('--bindir');
 my $upgraded_clock = "$tmp/upgraded.faketime";
 set_clock($upgraded_clock, 0);
 start_faked($upgraded, $upgraded_clock);
-is(fence_of($upgraded), $fence_before_upgrade, 'F: pg_upgrade carried the fence');
+is(fence_of($upgraded, 'postgres', 's'), $fence_before_upgrade, 'F: pg_upgrade carried the fence');
 refused_then_made($upgraded, $upgraded_clock, 'F: pg_upgrade');
 
 # ---------------------------------------------------------------------
@@ -374,9 +364,8 @@ $upgraded->safe_psql(
 	'epochs', q{
 INSERT INTO epoch_ids SELECT 'E1-after', shardid_next(9, 'ep') FROM generate_series(1, 100000);
 INSERT INTO epoch_ids SELECT 'later', shardid_next(9, 'later') FROM generate_series(1, 1000);});
-is( $upgraded->safe_psql(
+is( duplicates($upgraded, 'epoch_ids', db => 'epochs') . "\n" . $upgraded->safe_psql(
 		'epochs', q{
-SELECT count(*) - count(DISTINCT id) FROM epoch_ids;
 SELECT count(*) FILTER (WHERE epoch = 'E2') FROM epoch_ids;
 SELECT min(id) FILTER (WHERE epoch = 'E1-after') > max(id) FILTER (WHERE epoch IN ('E1', 'E1-more'))
   FROM epoch_ids;}),

@@ -116,10 +116,10 @@ SELECT '$phase', shardid_next(5, 's') FROM generate_series(1, $n)};
 sub check_ids
 {
 	my ($node, $db, $what) = @_;
-	my ($rows, $dups, $bad) = split /\|/, $node->safe_psql(
+	my ($dups, $rows) = duplicates($node, 'ids', db => $db);
+	my $bad = $node->safe_psql(
 		$db, q{
-SELECT count(*), count(*) - count(DISTINCT id),
-       count(*) FILTER (WHERE shardid_created_at(id) >
+SELECT count(*) FILTER (WHERE shardid_created_at(id) >
                               date_trunc('milliseconds', made) + interval '1 ms'
                            OR shardid_shard(id) <> 5)
   FROM ids});
@@ -142,13 +142,6 @@ SELECT min(id) > (SELECT max(id) FROM ids
 		't',
 		"$what: every new ID is later than every ID before it");
 	return;
-}
-
-# The stored fence of database $db, a time field.
-sub fence_of
-{
-	my ($node, $db) = @_;
-	return $node->safe_psql($db, 'SELECT last_value FROM shardid_fence');
 }
 
 # The Unix time (s) the stored fence of $db stands for.
@@ -534,7 +527,7 @@ for my $indexed (1, 0)
 
 	# The documented limit: without an index on the column there is no
 	# floor, and DROP EXTENSION took the fence.
-	my $dups = $node->safe_psql($db, 'SELECT count(*) - count(DISTINCT id) FROM ids');
+	my $dups = duplicates($node, 'ids', db => $db);
 	diag "$what: " . ($held ? 'held back' : 'issued at once') . ", $dups duplicates";
 	TODO:
 	{

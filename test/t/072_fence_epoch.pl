@@ -178,21 +178,14 @@ sub fence_ahead
 		    FROM shardid_fence f});
 }
 
-sub fence_of
-{
-	my ($node, $db) = @_;
-	return $node->safe_psql($db // 'postgres', 'SELECT last_value FROM shardid_fence');
-}
-
 # Every ID once; none later than its row's clock (+1 ms) under its epoch;
 # each on its row's shard; on each shard (one sequence each), each phase
 # (in the order they ran) after the one before.
 sub check_ids
 {
 	my ($node, $db, $what) = @_;
-	is( $node->safe_psql(
+	is( duplicates($node, 'ids', db => $db) . "\n" . $node->safe_psql(
 			$db, qq{
-SELECT count(*) - count(DISTINCT id) FROM ids;
 SELECT count(*) FROM ids
  WHERE shardid_created_at(id, epoch) > date_trunc('milliseconds', made) + interval '1 ms'
     OR shardid_shard(id) <> shard;

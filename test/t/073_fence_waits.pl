@@ -177,22 +177,6 @@ sub alive
 	return defined $stat && $stat !~ /\) Z /;
 }
 
-# The processes whose parent is $ppid.
-sub children_of
-{
-	my ($ppid) = @_;
-	my @kids;
-	for my $file (glob '/proc/[0-9]*/stat')
-	{
-		open my $fh, '<', $file or next;
-		my $stat = <$fh>;
-		close $fh;
-		next unless defined $stat && $stat =~ /\) \S (\d+) /;
-		push @kids, $file =~ m{^/proc/(\d+)/} if $1 == $ppid;
-	}
-	return @kids;
-}
-
 # Wait up to $secs until none of @pids is alive; the ones still alive.
 sub wait_gone
 {

@@ -70,22 +70,6 @@ END
 	}
 }
 
-# The processes whose parent is $ppid.
-sub children_of
-{
-	my ($ppid) = @_;
-	my @kids;
-	for my $file (glob '/proc/[0-9]*/stat')
-	{
-		open my $fh, '<', $file or next;
-		my $stat = <$fh>;
-		close $fh;
-		next unless defined $stat && $stat =~ /\) \S (\d+) /;
-		push @kids, $file =~ m{^/proc/(\d+)/} if $1 == $ppid;
-	}
-	return @kids;
-}
-
 # A primary (real clock) with a streaming standby whose clock runs 5 s
 # behind, both with @conf; the table ids (no unique index) and sequence s.
 sub pair

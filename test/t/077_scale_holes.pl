@@ -55,14 +55,6 @@ plan skip_all => 'libfaketime is not installed' unless $faketime;
 my @stopped;
 END { kill 'CONT', @stopped if @stopped; }
 
-# Rows of $table that share an id with another row.
-sub duplicates
-{
-	my ($node, $table) = @_;
-	return $node->safe_psql('postgres',
-		"SELECT count(*) - count(DISTINCT id) FROM $table");
-}
-
 # =====================================================================
 # A. Unlogged sequences are refused.
 # =====================================================================

@@ -1,6 +1,6 @@
 # Copyright: see the shardid LICENSE.
 #
-# 062_adopt_retention.pl: issue 23, item 1.  Adoption, then retention,
+# 067_adopt_retention.pl: issue 23, item 1.  Adoption, then retention,
 # deleted every row a table had before it was adopted: the old keys 1 to
 # 1,000 decode to the epoch, and retention took them for 15-year-old rows.
 #
