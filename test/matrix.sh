@@ -171,7 +171,11 @@ leg() {
 	[ "$v" = "$first" ] ||
 		echo "(the suites that do not depend on the server's version ran with PostgreSQL $first)"
 	[ "$v" = "$long" ] && echo "(PG_TEST_EXTRA=\"$extra\" on this version only)"
-	if root_enter "$v" "$dir"; then
+	# the common part's root is of the first version's release too: a
+	# .deb cache of its own (apt fails on a cache another apt holds)
+	local cache=${ROOTS_APT_CACHE:-apt}
+	[ "$part" != common ] || cache=apt-common
+	if ROOTS_APT_CACHE=$cache root_enter "$v" "$dir"; then
 		copy_tree "$here" "$dir/root/src/shardid"
 		mkdir -p "$dir/root/run/shardid" "$dir/root/run/shardid-state"
 		mount --bind "$run/shared" "$dir/root/run/shardid"
@@ -204,12 +208,15 @@ leg() {
 
 # package_round V: test/package.sh for version V (its roots have a .deb
 # cache of their own, per Debian release, and its lintian root one of its
-# own, so that the versions' rounds run at once); its output goes to
+# own, so that the versions' rounds run at once; the installed package's
+# test, whose Debian clusters take ports 5432 and 5433 in a network the
+# roots share, runs one round at a time: SHARDID_PORTS_LOCK); its output goes to
 # $run/package-V.log, and it ends with the line "leg: RC - SECONDS".
 package_round() {
 	local v=$1 started=$SECONDS rc=0
 	echo "==== the Debian package for PostgreSQL $v: bash test/package.sh --versions $v"
-	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE bash test/package.sh --versions "$v") \
+	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE SHARDID_PORTS_LOCK=$run/shared/ports.lock \
+		bash test/package.sh --versions "$v") \
 		8>>"$run/shared/tests.lock" >"$run/package-$v.log" 2>&1 || rc=$?
 	cat "$run/package-$v.log"
 	echo "leg: $rc - $((SECONDS - started))"

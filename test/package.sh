@@ -218,6 +218,24 @@ test_installed() {
 	return $rc
 }
 
+# ports_held CMD...: CMD, holding SHARDID_PORTS_LOCK if it is set: the
+# installed package's test starts Debian's clusters on their own ports
+# (5432, and pg_virtualenv's 5433), which the roots' shared network has
+# once (test/matrix.sh runs the versions' rounds at once)
+ports_held() {
+	if [ -z "${SHARDID_PORTS_LOCK:-}" ]; then
+		"$@"
+		return
+	fi
+	local rc=0
+	exec 9>>"$SHARDID_PORTS_LOCK"
+	flock 9
+	"$@" || rc=$?
+	flock -u 9
+	exec 9>&-
+	return $rc
+}
+
 # root_with_deb V DIR DEB: check that the Architecture: all package DEB
 # of build V holds no byte code, then make a clean root of V's release in
 # DIR with DEB in /debs and the source tree in /src/shardid.
@@ -320,7 +338,7 @@ for v in $versions; do
 	if [ -f "$out/$v/shardid_${debver}_$arch.changes" ]; then
 		step "PostgreSQL $v: lintian" check "$v"
 		step "PostgreSQL $v: apt install into a clean $(root_suite "$v") root, installcheck" \
-			test_installed "$v"
+			ports_held test_installed "$v"
 		step "PostgreSQL $v: shardid-fleet: apt install into a clean $(root_suite "$v") root, --help, check, man page" \
 			test_fleet "$v"
 		step "PostgreSQL $v: python3-shardid: apt install into a clean $(root_suite "$v") root, import, vectors" \
