@@ -21,9 +21,8 @@
 # interrupt.  The host's apt sources and its PostgreSQL are left as they
 # are; the host gets mmdebstrap and rsync.
 #
-# The versions run at once (--jobs, default all of them, and each
-# version's package round with them: test/package.sh --versions V), each
-# in its own root; each one's output is printed
+# The versions run at once (--jobs, default all of them, and the package
+# round with them), each in its own root; each one's output is printed
 # whole when it ends, with its seconds.  The suites that do not depend on
 # the server's version (unit, fuzz, fleet cli, clients) run on the first
 # version only (test/run.sh --skip-common on the others), and so do the
@@ -35,7 +34,7 @@
 # more); and the TAP tests that
 # test/run.sh runs alone, after the others (they time calls and count
 # waits), are alone on the machine: every version's run, its demo and the
-# package rounds hold a shared lock on $run/shared/tests.lock (mounted
+# package round hold a shared lock on $run/shared/tests.lock (mounted
 # into each root), which that phase takes exclusively.  (With three
 # versions of 3 TAP tests each at once, at loads of 18, 071 and 070
 # failed on their timing.)
@@ -43,6 +42,7 @@
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
 #                            [--extra WORDS] [--core "V ..."]
+#                            [--package-versions "V ..."]
 #                            [--run-args ARGS]
 #   --versions LIST  the major versions to run (default: "15 17 18"; 19,
 #                    the release candidate, only when named)
@@ -51,14 +51,17 @@
 #                    about 300 MB per root, 1 GB of .debs)
 #   --rebuild        make the roots anew
 #   --package        also build the Debian package for each version and
-#                    test it in a clean root (bash test/package.sh
-#                    --versions V, one round per version), at the same
-#                    time as the versions run
-#   --jobs N         versions and package rounds at once (default: all)
+#                    test it in a clean root (bash test/package.sh), at the
+#                    same time as the versions run
+#   --jobs N         parts at once: the versions, the version-independent
+#                    suites, the package round (default: all)
 #   --long V         the long tier on version V (PG_TEST_EXTRA="shardid_load shardid_ha")
 #   --extra WORDS    the PG_TEST_EXTRA of the --long version instead (.ci/run:
 #                    "shardid_ha shardid_node", Patroni and node-postgres
 #                    without the long loads)
+#   --package-versions LIST  the package round for these versions only
+#                    (implies --package; .ci/run: "15 18", the first and
+#                    the newest)
 #   --core LIST      these versions run only the TAP tests of the C code
 #                    itself (test/run.sh --core-tap; .ci/run: 17, between
 #                    15 and 18, which run them all)
@@ -79,6 +82,7 @@ jobs=0
 long=""
 extra="shardid_load shardid_ha"
 core=""
+package_versions=""
 run_args=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -90,6 +94,7 @@ while [ $# -gt 0 ]; do
 		--long) long=$2; shift 2 ;;
 		--extra) extra=$2; shift 2 ;;
 		--core) core=$2; shift 2 ;;
+		--package-versions) package=1; package_versions=$2; shift 2 ;;
 		--run-args) run_args=$2; shift 2 ;;
 		*) sed -n '/^# Usage/,/^# *--run-args/p' "$0" >&2; exit 2 ;;
 	esac
@@ -108,6 +113,7 @@ total_passed=0
 total_failed=0
 summary=()
 first=${versions%% *}
+package_versions=${package_versions:-$versions}
 [ -z "$long" ] || [[ " $versions " == *" $long "* ]] ||
 	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
 
@@ -206,34 +212,32 @@ leg() {
 	echo "leg: $rc $demo $((SECONDS - started))"
 }
 
-# package_round V: test/package.sh for version V (its roots have a .deb
-# cache of their own, per Debian release, and its lintian root one of its
-# own, so that the versions' rounds run at once; the installed package's
-# test, whose Debian clusters take ports 5432 and 5433 in a network the
-# roots share, runs one round at a time: SHARDID_PORTS_LOCK); its output goes to
-# $run/package-V.log, and it ends with the line "leg: RC - SECONDS".
+# package_round: test/package.sh for the versions of --package-versions,
+# one after another (its roots have a .deb cache of their own, per Debian
+# release; the installed package's test starts Debian's clusters on
+# ports 5432 and 5433, which the roots' shared network has once:
+# SHARDID_PORTS_LOCK keeps two such tests apart); its output goes to
+# $run/package.log, and it ends with the line "leg: RC - SECONDS".
 package_round() {
-	local v=$1 started=$SECONDS rc=0
-	echo "==== the Debian package for PostgreSQL $v: bash test/package.sh --versions $v"
+	local started=$SECONDS rc=0
+	echo "==== the Debian package, for PostgreSQL $(echo $package_versions | sed 's/ /, /g'): bash test/package.sh --versions \"$package_versions\""
 	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE SHARDID_PORTS_LOCK=$run/shared/ports.lock \
-		bash test/package.sh --versions "$v") \
-		8>>"$run/shared/tests.lock" >"$run/package-$v.log" 2>&1 || rc=$?
-	cat "$run/package-$v.log"
+		bash test/package.sh --versions "$package_versions") \
+		8>>"$run/shared/tests.lock" >"$run/package.log" 2>&1 || rc=$?
+	cat "$run/package.log"
 	echo "leg: $rc - $((SECONDS - started))"
 }
 
-# The versions' legs and each version's package round, --jobs at once
-# (default: all at once); each one's output is printed whole when it
-# ends, in order.
+# The versions' legs, the version-independent suites and the package
+# round, --jobs at once (default: all at once); each one's output is
+# printed whole when it ends, in order.
 # the version-independent suites as a part of their own, beside the
 # first version's leg (not when --run-args chooses the tests)
 common_part=0
 [ -n "$run_args" ] || common_part=1
 parts="$versions"
 [ $common_part = 0 ] || parts="$parts common"
-if [ $package = 1 ]; then
-	for v in $versions; do parts="$parts package-$v"; done
-fi
+[ $package = 0 ] || parts="$parts package"
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $parts | wc -w)
 # TAP tests at once in each version's run: 3 in all
 legs=$(echo $versions | wc -w)
@@ -242,7 +246,7 @@ parts_at_once=$(echo $parts | wc -w)
 [ "$parts_at_once" -gt "$jobs" ] && parts_at_once=$jobs
 tap_jobs=$((3 / legs))
 [ $tap_jobs -ge 1 ] || tap_jobs=1
-echo "==== $(echo $parts | sed 's/ /, /g;s/package-\([0-9]*\)/the package round of \1/g;s/common/the version-independent suites/'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
+echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/;s/common/the version-independent suites/'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
 legs_started=$SECONDS
 declare -A leg_pid
 # on an interrupt, each part's shell and what it runs (whose own traps
@@ -261,8 +265,8 @@ for v in $parts; do
 		wait -n || true
 		running=$((running - 1))
 	fi
-	if [[ $v == package-* ]]; then
-		package_round "${v#package-}" >"$run/leg-$v.out" 2>&1 &
+	if [ "$v" = package ]; then
+		package_round >"$run/leg-$v.out" 2>&1 &
 	else
 		# root_leave_all (the EXIT trap) tears down a leg's root too
 		ROOTS_ENTERED+=("$run/root-$v")
@@ -275,10 +279,10 @@ for v in $parts; do
 	wait "${leg_pid[$v]}" || true
 	grep -v '^leg: ' "$run/leg-$v.out" || true
 	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
-	if [[ $v == package-* ]]; then
-		count "$run/$v.log" "$rc" package
-		summary+=("Debian package (${v#package-}): $RESULT, $secs s")
-		echo "==== the Debian package for PostgreSQL ${v#package-}: $RESULT, $secs s"
+	if [ "$v" = package ]; then
+		count "$run/package.log" "$rc" package
+		summary+=("Debian package ($package_versions): $RESULT, $secs s")
+		echo "==== the Debian package: $RESULT, $secs s"
 		continue
 	fi
 	count "$run/pg$v.log" "$rc"
