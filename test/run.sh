@@ -20,7 +20,8 @@
 # or the isolation tester fails.  Stops every server it started.
 #
 # Tiers:
-#   --quick   unit, model, fleet cli, regress and isolation, and clients, on one
+#   --quick   unit, model, fleet cli, fleet unit, regress and isolation, and
+#             clients, on one
 #             server: no fuzzing, no TAP (minutes; what every change runs)
 #   (default) every suite, with the TAP tests' default loads
 #   PG_TEST_EXTRA=shardid_load  (PostgreSQL's switch, a list of words) the
@@ -65,7 +66,8 @@
 #   --tap FILE     run this TAP test (repeatable) instead of all of them
 #   --skip-tap     no TAP tests
 #   --skip-common  skip the suites that do not depend on the server's
-#                  version (unit, model, fuzz, fleet cli, clients), and the
+#                  version (unit, model, fuzz, fleet cli, fleet unit,
+#                  clients), and the
 #                  TAP tests whose header has the line "# versions: first"
 #                  (they test a tool's or a client's own logic, which is
 #                  the same Python or JavaScript on every server; the
@@ -117,11 +119,11 @@ done
 [ $quick = 1 ] && [ $skip_common = 1 ] && { echo "test/run.sh: --quick and --skip-common leave only regress and isolation: use neither, or --skip-tap --skip-common" >&2; exit 2; }
 
 if [ $quick = 1 ]; then
-	tier="quick: unit, model, fleet cli, regress and isolation, clients"
+	tier="quick: unit, model, fleet cli, fleet unit, regress and isolation, clients"
 else
 	tier="default"
 	[ -n "${PG_TEST_EXTRA:-}" ] && tier="$tier, and PG_TEST_EXTRA=\"$PG_TEST_EXTRA\""
-	[ $skip_common = 1 ] && tier="$tier; skipping the suites that do not depend on the server (unit, model, fuzz, fleet cli, clients)"
+	[ $skip_common = 1 ] && tier="$tier; skipping the suites that do not depend on the server (unit, model, fuzz, fleet cli, fleet unit, clients)"
 	[ $skip_tap = 1 ] && tier="$tier; no TAP"
 fi
 [ -z "$only" ] || only_setup
