@@ -30,8 +30,10 @@
 # runs the long tier (PG_TEST_EXTRA="shardid_load shardid_ha", or the
 # words --extra names) on version V.  So that the
 # machine is not overrun, each version runs 3 / (versions at once) TAP
-# tests at once (SHARDID_TAP_JOBS, at least 1; the --long version one
-# more); and the TAP tests that
+# tests at once (SHARDID_TAP_JOBS, at least 1), and one more, at most 3,
+# unless it is a --core version (whose shorter list ends early: a
+# version that runs every TAP test one at a time was CI's longest part);
+# and the TAP tests that
 # test/run.sh runs alone, after the others (they time calls and count
 # waits), are alone on the machine: every version's run, its demo and the
 # package round hold a shared lock on $run/shared/tests.lock (mounted
@@ -151,7 +153,7 @@ leg() {
 	local where args="" tier=""
 	[ "$part" != common ] || v=$first
 	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
-		SHARDID_TAP_JOBS=$((tap_jobs + (v == long)))) # the long tier's one more
+		SHARDID_TAP_JOBS=$((tap_jobs < 3 ? tap_jobs + 1 : tap_jobs))) # one more, but on a --core version
 	where="$(root_suite "$v") root"
 	# sid's own PostgreSQL is 18; 19 is experimental's, pinned in
 	local pgenv=()
@@ -163,7 +165,8 @@ leg() {
 	elif [ $common_part = 1 ]; then
 		args=" --skip-common-suites"
 	fi
-	[ "$part" = common ] || ! [[ " $core " == *" $v "* ]] || args="$args --core-tap"
+	[ "$part" = common ] || ! [[ " $core " == *" $v "* ]] ||
+		{ args="$args --core-tap"; env+=(SHARDID_TAP_JOBS=$tap_jobs); }
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
 		tier="PG_TEST_EXTRA=\"$extra\" "
