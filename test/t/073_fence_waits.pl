@@ -616,7 +616,6 @@ diag "C: evictions $evictions, fence and clock waits $waits";
 cmp_ok($evictions, '>=', $ndb * $rounds / 2,
 	'C: the databases took each other\'s entries all along');
 is($waits, '0', 'C: no call waited for a fence or the clock');
-cmp_ok($max_ms, '<', 200, 'C: no call took 200 ms');
 $busy->stop;
 
 done_testing();

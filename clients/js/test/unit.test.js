@@ -85,21 +85,21 @@ test('shortcodes: errors say which byte is wrong', () => {
   assert.equal(fromShortcode('H__________'), 2n ** 63n - 1n);
 });
 
-test('shortcodes: a long input is refused by its length at once, its message cut', () => {
-  // a flat string, as one read from the network is
-  const big = Buffer.from(`\u00e9${'A'.repeat(50 * 1024 * 1024)}`, 'utf8').toString('utf8');
-  const t0 = process.hrtime.bigint();
+test('shortcodes: a long input is refused by its length before it is read, its message cut', () => {
+  // a flat string, as one read from the network is; its last character is
+  // not a digit: were the input read before its length was checked, that
+  // character would be the error (22P02, byte N), not the length
+  const big = Buffer.from(`\u00e9${'A'.repeat(50 * 1024 * 1024)}!`, 'utf8').toString('utf8');
   let err;
   try {
     fromShortcode(big);
   } catch (e) {
     err = e;
   }
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   assert.equal(err.sqlstate, '22003');
-  assert.ok(ms < 10, `${ms} ms`);
   assert.ok(err.message.length < 200);
   assert.match(err.message, /shortcode "\u00e9AAAAAAAAA\.\.\." is too long/);
+  assert.throws(() => fromShortcode('BBBBBBBBBBBB!'), (e) => e.sqlstate === '22003');
   // 11 characters, 12 bytes: too long, as the server has it
   assert.throws(() => fromShortcode('DoUl90AFPf\u00e9'), (e) => e.sqlstate === '22003');
 });
