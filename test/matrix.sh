@@ -44,6 +44,7 @@
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
 #                            [--extra WORDS] [--core "V ..."]
+#                            [--tools "V ..."] [--serial "V ..."]
 #                            [--package-versions "V ..."]
 #                            [--run-args ARGS]
 #   --versions LIST  the major versions to run (default: "15 17 18"; 19,
@@ -65,8 +66,14 @@
 #                    (implies --package; .ci/run: "15 18", the first and
 #                    the newest)
 #   --core LIST      these versions run only the TAP tests of the C code
-#                    itself (test/run.sh --core-tap; .ci/run: 17, between
-#                    15 and 18, which run them all)
+#                    itself (test/run.sh --core-tap; .ci/run: 17 and 19)
+#   --tools LIST     these versions run only the other TAP tests, of SQL,
+#                    tools and integrations (test/run.sh --tools-tap;
+#                    .ci/run: 18)
+#   --serial LIST    only these versions run the TAP tests marked
+#                    "# schedule: serial", each alone on the machine (the
+#                    others: test/run.sh --skip-serial; default: every
+#                    version; .ci/run: 15 and 19, the first and the newest)
 #   --run-args ARGS  more arguments for each version's test/run.sh, as
 #                    --run-args "--tap test/t/074_sequence_fence.pl"
 #
@@ -84,6 +91,8 @@ jobs=0
 long=""
 extra="shardid_load shardid_ha"
 core=""
+tools=""
+serial="all"
 package_versions=""
 run_args=""
 while [ $# -gt 0 ]; do
@@ -96,6 +105,8 @@ while [ $# -gt 0 ]; do
 		--long) long=$2; shift 2 ;;
 		--extra) extra=$2; shift 2 ;;
 		--core) core=$2; shift 2 ;;
+		--tools) tools=$2; shift 2 ;;
+		--serial) serial=$2; shift 2 ;;
 		--package-versions) package=1; package_versions=$2; shift 2 ;;
 		--run-args) run_args=$2; shift 2 ;;
 		*) sed -n '/^# Usage/,/^# *--run-args/p' "$0" >&2; exit 2 ;;
@@ -141,6 +152,47 @@ count() {
 	RESULT="$p passed, $f failed"
 }
 
+# cpu_enter NAME: this shell, and all it starts from now on (the servers
+# too, which pg_ctl leaves to init), into a cgroup of its own, so that
+# cpu_seconds NAME can tell the CPU time the part used: what decides
+# CI's time on a machine that the parts keep busy.  A cgroup v2 directory
+# (its cpu.stat) or v1's cpuacct controller, whichever this machine lets
+# root make; without either, the seconds are "?".
+cpu_dir() {
+	echo "$1/shardid-matrix-$$-$2"
+}
+cpu_enter() {
+	local base d
+	for base in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/cpuacct; do
+		[ -e "$base/cgroup.procs" ] || continue
+		d=$(cpu_dir "$base" "$1")
+		mkdir -p "$d" 2>/dev/null || continue
+		if echo $BASHPID >"$d/cgroup.procs" 2>/dev/null; then
+			[ -r "$d/cpu.stat" ] || [ -r "$d/cpuacct.usage" ] || continue
+			echo "$d" >"$run/cpu-$1"
+			return 0
+		fi
+		rmdir "$d" 2>/dev/null || true
+	done
+	return 0
+}
+cpu_seconds() {
+	local d
+	d=$(cat "$run/cpu-$1" 2>/dev/null) || { echo "?"; return 0; }
+	if [ -r "$d/cpu.stat" ]; then
+		awk '$1 == "usage_usec" { printf "%d", $2 / 1000000 }' "$d/cpu.stat"
+	else
+		awk '{ printf "%d", $1 / 1000000000 }' "$d/cpuacct.usage"
+	fi
+}
+cpu_leave() {
+	local d
+	d=$(cat "$run/cpu-$1" 2>/dev/null) || return 0
+	# back to the parent's group, then remove this one (once empty)
+	echo $BASHPID >"$(dirname "$d")/cgroup.procs" 2>/dev/null || true
+	rmdir "$d" 2>/dev/null || true
+}
+
 # leg V: bash demo/run.sh, then bash test/run.sh, for PostgreSQL V in a
 # fresh root.  leg common: the suites that do not depend on the server's
 # version (test/run.sh --skip-tap: unit, model, fuzz, fleet cli, clients,
@@ -150,6 +202,7 @@ count() {
 # with the line "leg: RC DEMO SECONDS".
 leg() {
 	local part=$1 v=$1 started=$SECONDS log=$run/pg$1.log rc=0 dir=$run/root-$1 demo=failed
+	cpu_enter "$part"
 	local where args="" tier=""
 	[ "$part" != common ] || v=$first
 	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
@@ -167,6 +220,10 @@ leg() {
 	fi
 	[ "$part" = common ] || ! [[ " $core " == *" $v "* ]] ||
 		{ args="$args --core-tap"; env+=(SHARDID_TAP_JOBS=$tap_jobs); }
+	[ "$part" = common ] || ! [[ " $tools " == *" $v "* ]] ||
+		{ args="$args --tools-tap"; env+=(SHARDID_TAP_JOBS=$tap_jobs); }
+	[ "$part" = common ] || [ "$serial" = all ] || [[ " $serial " == *" $v "* ]] ||
+		args="$args --skip-serial"
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
 		tier="PG_TEST_EXTRA=\"$extra\" "
@@ -212,23 +269,28 @@ leg() {
 		rc=1
 	fi
 	root_leave "$dir" || rc=1
-	echo "leg: $rc $demo $((SECONDS - started))"
+	echo "leg: $rc $demo $((SECONDS - started)) $(cpu_seconds "$part")"
+	cpu_leave "$part"
 }
 
-# package_round: test/package.sh for the versions of --package-versions,
-# one after another (its roots have a .deb cache of their own, per Debian
-# release; the installed package's test starts Debian's clusters on
-# ports 5432 and 5433, which the roots' shared network has once:
-# SHARDID_PORTS_LOCK keeps two such tests apart); its output goes to
-# $run/package.log, and it ends with the line "leg: RC - SECONDS".
+# package_round V: test/package.sh for version V of --package-versions,
+# each version a part of its own, at the same time as the others (the
+# roots of different Debian releases have .deb caches of their own, and
+# each version's lintian root its own; the installed package's test
+# starts Debian's clusters on ports 5432 and 5433, which the roots'
+# shared network has once: SHARDID_PORTS_LOCK keeps two such tests
+# apart); its output goes to $run/package-V.log, and it ends with the
+# line "leg: RC - SECONDS CPU".
 package_round() {
-	local started=$SECONDS rc=0
-	echo "==== the Debian package, for PostgreSQL $(echo $package_versions | sed 's/ /, /g'): bash test/package.sh --versions \"$package_versions\""
+	local v=$1 started=$SECONDS rc=0
+	cpu_enter "package-$v"
+	echo "==== the Debian package for PostgreSQL $v: bash test/package.sh --versions $v"
 	(flock -s 8 && SHARDID_MATRIX_CACHE=$MATRIX_CACHE SHARDID_PORTS_LOCK=$run/shared/ports.lock \
-		bash test/package.sh --versions "$package_versions") \
-		8>>"$run/shared/tests.lock" >"$run/package.log" 2>&1 || rc=$?
-	cat "$run/package.log"
-	echo "leg: $rc - $((SECONDS - started))"
+		bash test/package.sh --versions "$v") \
+		8>>"$run/shared/tests.lock" >"$run/package-$v.log" 2>&1 || rc=$?
+	cat "$run/package-$v.log"
+	echo "leg: $rc - $((SECONDS - started)) $(cpu_seconds "package-$v")"
+	cpu_leave "package-$v"
 }
 
 # The versions' legs, the version-independent suites and the package
@@ -240,7 +302,9 @@ common_part=0
 [ -n "$run_args" ] || common_part=1
 parts="$versions"
 [ $common_part = 0 ] || parts="$parts common"
-[ $package = 0 ] || parts="$parts package"
+if [ $package = 1 ]; then
+	for v in $package_versions; do parts="$parts package-$v"; done
+fi
 [ "$jobs" -ge 1 ] 2>/dev/null || jobs=$(echo $parts | wc -w)
 # TAP tests at once in each version's run: 3 in all
 legs=$(echo $versions | wc -w)
@@ -249,8 +313,12 @@ parts_at_once=$(echo $parts | wc -w)
 [ "$parts_at_once" -gt "$jobs" ] && parts_at_once=$jobs
 tap_jobs=$((3 / legs))
 [ $tap_jobs -ge 1 ] || tap_jobs=1
-echo "==== $(echo $parts | sed 's/ /, /g;s/package/the package round/;s/common/the version-independent suites/'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
+echo "==== $(echo $parts | sed 's/ /, /g;s/package-\([0-9]*\)/the package round for \1/g;s/common/the version-independent suites/'): $parts_at_once at once, $tap_jobs TAP tests at once in each version's run"
 legs_started=$SECONDS
+# the machine's busy and idle CPU time (/proc/stat, in clock ticks), for
+# the summary: how much of the run the parts kept every core busy
+proc_cpu() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+read -r busy_started idle_started < <(proc_cpu)
 declare -A leg_pid
 # on an interrupt, each part's shell and what it runs (whose own traps
 # tear their roots down), then the EXIT trap for the legs' roots
@@ -268,8 +336,8 @@ for v in $parts; do
 		wait -n || true
 		running=$((running - 1))
 	fi
-	if [ "$v" = package ]; then
-		package_round >"$run/leg-$v.out" 2>&1 &
+	if [[ $v == package-* ]]; then
+		package_round "${v#package-}" >"$run/leg-$v.out" 2>&1 &
 	else
 		# root_leave_all (the EXIT trap) tears down a leg's root too
 		ROOTS_ENTERED+=("$run/root-$v")
@@ -281,17 +349,18 @@ done
 for v in $parts; do
 	wait "${leg_pid[$v]}" || true
 	grep -v '^leg: ' "$run/leg-$v.out" || true
-	read -r _ rc demo secs < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ?")
-	if [ "$v" = package ]; then
-		count "$run/package.log" "$rc" package
-		summary+=("Debian package ($package_versions): $RESULT, $secs s")
-		echo "==== the Debian package: $RESULT, $secs s"
+	read -r _ rc demo secs cpu < <(grep '^leg: ' "$run/leg-$v.out" || echo "leg: 1 failed ? ?")
+	secs="$secs s, CPU ${cpu:-?} s"
+	if [[ $v == package-* ]]; then
+		count "$run/$v.log" "$rc" package
+		summary+=("Debian package for PostgreSQL ${v#package-}: $RESULT, $secs")
+		echo "==== the Debian package for PostgreSQL ${v#package-}: $RESULT, $secs"
 		continue
 	fi
 	count "$run/pg$v.log" "$rc"
 	if [ "$v" = common ]; then
-		summary+=("the version-independent suites (PostgreSQL $first, $(root_suite "$first") root): $RESULT; $secs s")
-		echo "==== the version-independent suites: $RESULT, $secs s"
+		summary+=("the version-independent suites (PostgreSQL $first, $(root_suite "$first") root): $RESULT; $secs")
+		echo "==== the version-independent suites: $RESULT, $secs"
 		continue
 	fi
 	if [ "$demo" = ok ]; then
@@ -302,11 +371,15 @@ for v in $parts; do
 	what="suite"
 	[ "$v" = "$first" ] || what="suite less the version-independent ones"
 	[[ " $core " == *" $v "* ]] && what="$what, the C code's TAP tests"
+	[[ " $tools " == *" $v "* ]] && what="$what, the TAP tests of SQL, tools and integrations"
+	[ "$serial" = all ] || [[ " $serial " == *" $v "* ]] || what="$what, no serial TAP tests"
 	[ "$v" = "$long" ] && what="$what, PG_TEST_EXTRA=\"$extra\""
-	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs s")
-	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs s"
+	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs")
+	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs"
 done
-summary+=("all of them took $((SECONDS - legs_started)) s, $parts_at_once at once")
+read -r busy_ended idle_ended < <(proc_cpu)
+ticks=$(getconf CLK_TCK)
+summary+=("all of them took $((SECONDS - legs_started)) s, $parts_at_once at once; the machine's $(nproc) cores were busy $(((busy_ended - busy_started) / ticks)) s and idle $(((idle_ended - idle_started) / ticks)) s")
 
 echo "==== matrix"
 printf '%s\n' "${summary[@]}"

@@ -53,7 +53,7 @@
 #
 # Usage: bash test/run.sh [--quick] [--tap test/t/NAME.pl ...] [--skip-tap]
 #                         [--skip-common] [--skip-common-suites] [--core-tap]
-#                         [--jobs N]
+#                         [--tools-tap] [--skip-serial] [--jobs N]
 #        bash test/run.sh --only NAME
 #   --only NAME    one test, whatever its kind: a suite (unit, fuzz, model,
 #                  fleet_cli, fleet_unit, clients), a regress file
@@ -78,6 +78,12 @@
 #                  upgrade), whose behaviour depends on the server's
 #                  version (.ci/run: PostgreSQL 17, between 15 and 18,
 #                  which run every test)
+#   --tools-tap    of the TAP tests, only those not in tap_core (SQL,
+#                  tools and integrations: .ci/run's 18, while 17 and 19
+#                  run tap_core)
+#   --skip-serial  not the TAP tests marked "# schedule: serial" (they
+#                  time waits and run alone on the machine: .ci/run runs
+#                  them on 15 and 19 only)
 #   --skip-common-suites  only the suites of --skip-common; the TAP tests
 #                  marked "# versions: first" run (test/matrix.sh: its
 #                  first version, whose suites run beside it)
@@ -101,6 +107,8 @@ quick=0
 skip_common=0
 first_only_tap=1
 core_tap=0
+tools_tap=0
+skip_serial=0
 jobs=${SHARDID_TAP_JOBS:-3}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -110,12 +118,15 @@ while [ $# -gt 0 ]; do
 		--skip-common) skip_common=1; first_only_tap=0; shift ;;
 		--skip-common-suites) skip_common=1; shift ;;
 		--core-tap) core_tap=1; shift ;;
+		--tools-tap) tools_tap=1; shift ;;
+		--skip-serial) skip_serial=1; shift ;;
 		--jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift 2 ;;
 		--only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
 		*) usage ;;
 	esac
 done
 [ $quick = 1 ] && [ -n "$tap_tests" ] && { echo "test/run.sh: --quick runs no TAP test; --tap asks for one" >&2; exit 2; }
+[ $core_tap = 1 ] && [ $tools_tap = 1 ] && { echo "test/run.sh: --core-tap and --tools-tap leave no TAP test between them: use one" >&2; exit 2; }
 [ $quick = 1 ] && [ $skip_common = 1 ] && { echo "test/run.sh: --quick and --skip-common leave only regress and isolation: use neither, or --skip-tap --skip-common" >&2; exit 2; }
 
 if [ $quick = 1 ]; then
@@ -496,11 +507,19 @@ run_tap() {
 			echo "== tap: $(basename "$t") is not one of tap_core: not with --core-tap"
 			continue
 		fi
+		if [ $tools_tap = 1 ] && [ -z "$tap_tests" ] && [[ " $tap_core " == *" $(basename "$t" | cut -c1-3) "* ]]; then
+			echo "== tap: $(basename "$t") is one of tap_core: not with --tools-tap"
+			continue
+		fi
 		if [ $first_only_tap = 0 ] && [ -z "$tap_tests" ] && grep -q '^# versions: first' "$t"; then
 			echo "== tap: $(basename "$t") tests the tool's own logic, the same on every server (# versions: first): not with --skip-common"
 			continue
 		fi
 		if grep -q '^# schedule: serial' "$t"; then
+			if [ $skip_serial = 1 ] && [ -z "$tap_tests" ]; then
+				echo "== tap: $(basename "$t") times waits alone on the machine (# schedule: serial): not with --skip-serial"
+				continue
+			fi
 			serial+=("$t")
 		else
 			parallel+=("$t")
