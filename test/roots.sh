@@ -105,14 +105,22 @@ root_pin() {
 
 # root_base MAJOR: print the path of the cached base root for MAJOR,
 # making it first if it is missing, was made from other sources, or
-# --rebuild asked for it (ROOTS_REBUILD=1).
+# --rebuild asked for it (ROOTS_REBUILD=1).  With ROOTS_TOOLS="PKG ...",
+# a base root of its own that holds those packages too (a tool that
+# checks what the tests made, as lintian, not what a user installs: the
+# roots of the tests themselves hold the base system only).
 root_base() {
-	local v=$1 suite base want
+	local v=$1 suite base want include=()
 	local -a sources
 	suite=$(root_suite "$v") || return 1
 	mapfile -t sources < <(root_sources "$suite")
 	base=$MATRIX_CACHE/$suite-base
 	want="suite=$suite sources=${sources[*]} variant=default"
+	if [ -n "${ROOTS_TOOLS:-}" ]; then
+		base=$base+$(echo $ROOTS_TOOLS | tr ' ' '+')
+		want="$want tools=$ROOTS_TOOLS"
+		include=("--include=$(echo $ROOTS_TOOLS | tr ' ' ',')")
+	fi
 	[ -z "$(root_pin "$suite")" ] || want="$want pin=$(root_pin "$suite" | tr '\n' ' ')"
 	mkdir -p "$MATRIX_CACHE"
 	(
@@ -128,7 +136,7 @@ root_base() {
 		# Valid-Until: see the header.  The root keeps the setting for
 		# apt run inside it.  No cluster is made when postgresql-NN is
 		# installed: the suites and pg_virtualenv make their own.
-		mmdebstrap --quiet \
+		mmdebstrap --quiet "${include[@]}" \
 			--aptopt='Acquire::Check-Valid-Until "false"' \
 			--customize-hook='mkdir -p "$1/etc/postgresql-common/createcluster.d" && echo "create_main_cluster = false" >"$1/etc/postgresql-common/createcluster.d/no-main-cluster.conf"' \
 			"$suite" "$base.new" "${sources[@]}" >&2 || { rm -rf "$base.new"; exit 1; }
@@ -171,6 +179,10 @@ root_enter() {
 	mkdir -p "$MATRIX_CACHE/${ROOTS_APT_CACHE:-apt}-$suite/partial"
 	mount --bind "$MATRIX_CACHE/${ROOTS_APT_CACHE:-apt}-$suite" "$r/var/cache/apt/archives" || return 1
 	cp /etc/resolv.conf "$r/etc/resolv.conf" 2>/dev/null || true
+	# dpkg without an fsync per file: the root is thrown away at the end,
+	# and the parts' installs at once made a busy disk's syncs their
+	# bottleneck (what is installed, and how, is the same)
+	echo force-unsafe-io >"$r/etc/dpkg/dpkg.cfg.d/shardid-unsafe-io"
 	# The host's local certificate authorities (a site's TLS proxy, say):
 	# the root trusts what the host trusts, as a new machine on this
 	# network would, so that npm reaches its registry.  ca-certificates
