@@ -54,6 +54,7 @@
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attrdef.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
@@ -62,13 +63,14 @@
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "commands/sequence.h"
+#include "executor/executor.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "replication/slot.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
-#include "replication/walsender_private.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
@@ -78,8 +80,10 @@
 #include "utils/fmgrprotos.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_lsn.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 #include "utils/wait_event.h"
 
 #include "clock.h"
@@ -483,73 +487,218 @@ seq_check_carries_fence(Oid seqid, int64 value)
  */
 
 /*
- * Are synchronous standbys configured?  As the server says, whatever this
- * session's synchronous_commit: a role that sets it to local must not
- * publish, for every session of the database, a fence the standbys may
- * not have.  Until the checkpointer has first read the setting into
- * shared memory, the setting itself says.
+ * Are synchronous standbys configured?  As synchronous_standby_names
+ * says, whatever this session's synchronous_commit: a role that sets it
+ * to local must not publish, for every session of the database, a fence
+ * the standbys may not have.  SyncRepConfig is this backend's parsed
+ * synchronous_standby_names (NULL when it is empty), the setting
+ * SyncRepGetCandidateStandbys chooses the standbys by.
  */
 static bool
 sync_standbys_defined(void)
 {
-	bool		defined;
-
-	if (max_wal_senders == 0)
-		return false;
-	LWLockAcquire(SyncRepLock, LW_SHARED);
-	defined = SHARDID_SYNC_STANDBYS_DEFINED(WalSndCtl);
-	LWLockRelease(SyncRepLock);
-	return defined ||
-		(SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0');
+	return max_wal_senders > 0 && SyncRepConfig != NULL;
 }
 
 /*
- * Have the synchronous standbys flushed lsn?  From the shared state the
- * WAL senders keep.  Flushed, whatever this session's synchronous_commit:
- * a fence needs to survive a failover, not to be visible there, and a
- * role that asked for remote_apply, while a query of hers holds up the
- * standby's replay, would otherwise make the write as slow as she likes.
+ * Have the synchronous standbys flushed lsn?  SyncRepGetCandidateStandbys
+ * (syncrep.h, for walsenders and user backends) returns the synchronous
+ * standbys connected now: with FIRST n (or a list without a method), the n
+ * of highest priority; with ANY n, every one listed.  Either way a commit
+ * waits for n of them, so lsn is theirs once n have flushed it.  Flushed,
+ * whatever this session's synchronous_commit: a fence needs to survive a
+ * failover, not to be visible there, and a role that asked for
+ * remote_apply, while a query of hers holds up the standby's replay,
+ * would otherwise make the write as slow as she likes.
  */
 static bool
 sync_standbys_have(XLogRecPtr lsn)
 {
-	bool		done;
+	SyncRepStandbyData *standbys;
+	int			n = SyncRepGetCandidateStandbys(&standbys);
+	int			flushed = 0;
 
-	LWLockAcquire(SyncRepLock, LW_SHARED);
-	done = lsn <= WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
-	LWLockRelease(SyncRepLock);
-	return done;
+	for (int i = 0; i < n; i++)
+		flushed += standbys[i].flush >= lsn;
+	pfree(standbys);
+	return SyncRepConfig == NULL || flushed >= SyncRepConfig->num_sync;
+}
+
+/*
+ * The rows of the set-returning builtin fn (which takes no argument), in a
+ * tuplestore made in the current memory context, and their descriptor in
+ * *desc: the call an SQL query makes, in materialize mode.
+ */
+static Tuplestorestate *
+builtin_rows(Oid fn, TupleDesc *desc)
+{
+	LOCAL_FCINFO(fcinfo, 0);
+	FmgrInfo	flinfo;
+	ReturnSetInfo rsinfo;
+
+	fmgr_info(fn, &flinfo);
+	MemSet(&rsinfo, 0, sizeof(rsinfo));
+	rsinfo.type = T_ReturnSetInfo;
+	rsinfo.econtext = CreateStandaloneExprContext();
+	rsinfo.allowedModes = (int) SFRM_Materialize;
+	rsinfo.returnMode = SFRM_ValuePerCall;
+	rsinfo.isDone = ExprSingleResult;
+	InitFunctionCallInfoData(*fcinfo, &flinfo, 0, InvalidOid, NULL,
+							 (Node *) &rsinfo);
+	(void) FunctionCallInvoke(fcinfo);
+	FreeExprContext(rsinfo.econtext, true);
+	if (rsinfo.returnMode != SFRM_Materialize || rsinfo.setDesc == NULL)
+		elog(ERROR, "function %u did not return its rows in a tuplestore", fn);
+	*desc = rsinfo.setDesc;
+	return rsinfo.setResult;	/* NULL: no row */
+}
+
+/* The number of the column called name in desc. */
+static AttrNumber
+column_named(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return (AttrNumber) (i + 1);
+	elog(ERROR, "no column \"%s\" in a builtin function's result", name);
+	return InvalidAttrNumber;	/* keep the compiler quiet */
+}
+
+/*
+ * The PIDs of the walsenders streaming to a standby that has not received
+ * lsn (written it to its WAL), as pg_stat_replication shows them: state
+ * streaming and write_lsn before lsn (or none yet).  Returns their number.
+ */
+static int
+walsenders_behind(XLogRecPtr lsn, int32 *pids)
+{
+	TupleDesc	desc;
+	Tuplestorestate *rows = builtin_rows(F_PG_STAT_GET_WAL_SENDERS, &desc);
+	TupleTableSlot *slot;
+	AttrNumber	pid_col;
+	AttrNumber	state_col;
+	AttrNumber	write_col;
+	int			n = 0;
+
+	if (rows == NULL)
+		return 0;
+	pid_col = column_named(desc, "pid");
+	state_col = column_named(desc, "state");
+	write_col = column_named(desc, "write_lsn");
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	while (n < max_wal_senders &&
+		   tuplestore_gettupleslot(rows, true, false, slot))
+	{
+		bool		isnull;
+		Datum		state = slot_getattr(slot, state_col, &isnull);
+		Datum		write;
+
+		if (isnull || strcmp(TextDatumGetCString(state), "streaming") != 0)
+			continue;
+		write = slot_getattr(slot, write_col, &isnull);
+		if (!isnull && DatumGetLSN(write) >= lsn)
+			continue;
+		pids[n++] = DatumGetInt32(slot_getattr(slot, pid_col, &isnull));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return n;
+}
+
+/*
+ * Is the walsender pid one of a logical subscriber?  Logical decoding
+ * always holds a logical slot, and pg_replication_slots shows its active
+ * PID; a physical standby holds a physical slot or none.
+ */
+static bool
+walsender_is_logical(const int32 *logical, int nlogical, int32 pid)
+{
+	for (int i = 0; i < nlogical; i++)
+		if (logical[i] == pid)
+			return true;
+	return false;
+}
+
+/* The active PIDs of the logical slots, as pg_replication_slots shows them. */
+static int
+logical_slot_pids(int32 **pids)
+{
+	TupleDesc	desc;
+	Tuplestorestate *rows = builtin_rows(F_PG_GET_REPLICATION_SLOTS, &desc);
+	TupleTableSlot *slot;
+	AttrNumber	type_col;
+	AttrNumber	pid_col;
+	int			n = 0;
+
+	*pids = palloc(Max(max_replication_slots, 1) * sizeof(int32));
+	if (rows == NULL)
+		return 0;
+	type_col = column_named(desc, "slot_type");
+	pid_col = column_named(desc, "active_pid");
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	while (n < max_replication_slots &&
+		   tuplestore_gettupleslot(rows, true, false, slot))
+	{
+		bool		isnull;
+		Datum		type = slot_getattr(slot, type_col, &isnull);
+		Datum		pid;
+
+		if (isnull || strcmp(TextDatumGetCString(type), "logical") != 0)
+			continue;
+		pid = slot_getattr(slot, pid_col, &isnull);
+		if (!isnull)
+			(*pids)[n++] = DatumGetInt32(pid);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return n;
 }
 
 /*
  * Has every connected streaming standby received lsn (written it to its
  * WAL)?  Logical walsenders do not count: a subscriber replays no
- * sequence.
+ * sequence.  Read as pg_stat_replication and pg_replication_slots read
+ * it, through their functions, which show the LSNs only to a member of
+ * pg_read_all_stats: called as the bootstrap superuser, in a
+ * security-restricted operation (they run no code any role defined).
+ * A few microseconds: this runs only while a fence write waits for the
+ * standbys, about every millisecond, never per ID.
  */
 static bool
 standbys_received(XLogRecPtr lsn)
 {
-	int			i;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "shardid standbys",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Oid			save_userid;
+	int			save_sec_context;
+	volatile bool received = true;
 
-	for (i = 0; i < max_wal_senders; i++)
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
 	{
-		WalSnd	   *walsnd = &WalSndCtl->walsnds[i];
-		pid_t		pid;
-		WalSndState state;
-		XLogRecPtr	write;
+		int32	   *behind = palloc(Max(max_wal_senders, 1) * sizeof(int32));
+		int			nbehind = walsenders_behind(lsn, behind);
 
-		SpinLockAcquire(&walsnd->mutex);
-		pid = walsnd->pid;
-		state = walsnd->state;
-		write = walsnd->write;
-		SpinLockRelease(&walsnd->mutex);
-		if (pid == 0 || state != WALSNDSTATE_STREAMING || write >= lsn)
-			continue;
-		if (!shardid_walsnd_is_physical(walsnd, pid))
-			continue;
-		return false;
+		if (nbehind > 0)
+		{
+			int32	   *logical;
+			int			nlogical = logical_slot_pids(&logical);
+
+			for (int i = 0; i < nbehind && received; i++)
+				received = walsender_is_logical(logical, nlogical, behind[i]);
+		}
 	}
-	return true;
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		MemoryContextSwitchTo(old);
+	}
+	PG_END_TRY();
+	MemoryContextDelete(cxt);
+	return received;
 }
 
 /*
