@@ -27,8 +27,9 @@
  *	  write again.  A database fence new in the transaction is written but
  *	  published to no one: this backend alone issues up to the fences
  *	  written under it (shardid_fence_own) until the transaction ends.
- *	- Locking order: the sequence's ShareUpdateExclusiveLock, then the
- *	  database fence's.  The database fence's is never waited for with a
+ *	- Locking order: the sequence's fence writers' lock, then the
+ *	  database fence's (each a RowExclusiveLock on the sequence that keeps
+ *	  the fence, then a lock tag of shardid's own: writer_lock).  The database fence's is never waited for with a
  *	  sequence's held (a transaction that dropped the extension holds it
  *	  and may want the sequence's): db_fence_cover says DB_BUSY, and the
  *	  writer lets go of the sequence's first.  No spinlock or LWLock is
@@ -78,6 +79,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/pg_lsn.h"
@@ -242,14 +244,107 @@ is_transactional(Oid relid)
 }
 
 /*
+ * The fence writers' locks.  One writer at a time per fence: of the
+ * database's, and of each sequence's.  Each is two locks, taken in this
+ * order and released together:
+ *
+ *	1. RowExclusiveLock on the sequence that holds the fence (the lock
+ *	   nextval, setval and pg_sequence_last_value take on it anyway, and
+ *	   keep to the end of the transaction), so that a DROP, ALTER SEQUENCE
+ *	   or ALTER EXTENSION SET SCHEMA under way is waited for, and one that
+ *	   committed is seen, before the fence is read;
+ *	2. an ExclusiveLock on a lock tag of shardid's own, keyed by the
+ *	   database and the sequence (0 for the database's fence): the mutex
+ *	   of its writers.
+ *
+ * No role can take, or queue for, a lock that conflicts with either
+ * without owning the sequence: what conflicts with RowExclusiveLock
+ * (ALTER SEQUENCE, DROP, SET LOGGED) checks ownership before it locks,
+ * and no SQL function makes this tag (pg_advisory_lock's tags have 1 or 2
+ * in field4, shardid's SHARDID_LOCK_CLASS_*).  The writers' mutex was
+ * once the sequence's ShareUpdateExclusiveLock, which any role that can
+ * name the sequence queues for with COMMENT ON SEQUENCE (its ownership is
+ * checked once the lock is granted): every writer then queued behind her.
+ * pg_locks shows the tag as an advisory lock, database the database's
+ * OID, objid the sequence's (0 for the database's fence), objsubid the
+ * class.
+ */
+#define SHARDID_LOCK_CLASS_DB_FENCE		0x5344	/* the database's fence */
+#define SHARDID_LOCK_CLASS_SEQ_FENCE	0x5345	/* a sequence's fence */
+
+static void
+writer_tag(LOCKTAG *tag, Oid seqid, uint16 class)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0, seqid, class);
+}
+
+/*
+ * Take the writers' lock of the fence kept in sequence relid (with class
+ * SHARDID_LOCK_CLASS_DB_FENCE, the database's; with tagged, the sequence
+ * the tag names), relmode on relid first.  With wait false, false if
+ * either is taken; else the waits are the lock manager's, which a cancel,
+ * lock_timeout, statement_timeout or a deadlock ends.  After a wait for
+ * the tag, the invalidations committed meanwhile are read.
+ */
+static bool
+writer_lock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class, bool wait)
+{
+	LOCKTAG		tag;
+
+	if (!ConditionalLockRelationOid(relid, relmode))
+	{
+		if (!wait)
+			return false;
+		LockRelationOid(relid, relmode);
+	}
+	writer_tag(&tag, tagged, class);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+	{
+		if (!wait)
+		{
+			UnlockRelationOid(relid, relmode);
+			return false;
+		}
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		AcceptInvalidationMessages();
+	}
+	return true;
+}
+
+static void
+writer_unlock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class)
+{
+	LOCKTAG		tag;
+
+	writer_tag(&tag, tagged, class);
+	(void) LockRelease(&tag, ExclusiveLock, false);
+	UnlockRelationOid(relid, relmode);
+}
+
+/* The writers' lock of sequence seqid's own fence. */
+static bool
+seq_lock(Oid seqid, bool wait)
+{
+	return writer_lock(seqid, RowExclusiveLock, seqid,
+					   SHARDID_LOCK_CLASS_SEQ_FENCE, wait);
+}
+
+static void
+seq_unlock(Oid seqid)
+{
+	writer_unlock(seqid, RowExclusiveLock, seqid, SHARDID_LOCK_CLASS_SEQ_FENCE);
+}
+
+/*
  * Take the lock that serializes every reader and writer of the current
  * database's fence, and return the fence's relid; InvalidOid if the
  * database has no fence or, with wait false, another backend holds the
- * lock.  Only the extension's owner (and superusers) can take a lock on
- * the sequence that conflicts: nextval and pg_dump never do.
+ * lock.  relmode is RowExclusiveLock, but for a DROP of the extension:
+ * AccessExclusiveLock, which it is about to take anyway, so that it never
+ * holds the writers' tag while it waits for a writer's RowExclusiveLock.
  */
 static Oid
-db_fence_lock(bool wait)
+db_fence_lock_mode(bool wait, LOCKMODE relmode)
 {
 	for (;;)
 	{
@@ -257,26 +352,30 @@ db_fence_lock(bool wait)
 
 		if (!OidIsValid(relid))
 			return InvalidOid;
-		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
-		{
-			if (!wait)
-				return InvalidOid;
-			LockRelationOid(relid, ShareUpdateExclusiveLock);
-		}
+		if (!writer_lock(relid, relmode, InvalidOid,
+						 SHARDID_LOCK_CLASS_DB_FENCE, wait))
+			return InvalidOid;
 
-		/* the lock brought in invalidations: is it still the fence? */
+		/* the locks brought in invalidations: is it still the fence? */
 		if (fence_relid() == relid)
 			return relid;
-		UnlockRelationOid(relid, ShareUpdateExclusiveLock);
+		writer_unlock(relid, relmode, InvalidOid, SHARDID_LOCK_CLASS_DB_FENCE);
 		if (!wait)
 			return InvalidOid;
 	}
 }
 
+static Oid
+db_fence_lock(bool wait)
+{
+	return db_fence_lock_mode(wait, RowExclusiveLock);
+}
+
 static void
 db_fence_unlock(Oid relid)
 {
-	UnlockRelationOid(relid, ShareUpdateExclusiveLock);
+	writer_unlock(relid, RowExclusiveLock, InvalidOid,
+				  SHARDID_LOCK_CLASS_DB_FENCE);
 }
 
 /* ----------------------------------------------------------------
@@ -1266,14 +1365,14 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 {
 	bool		needed;
 
-	if (!ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock))
+	if (!seq_lock(seqid, false))
 	{
 		if (!required)
 		{
 			early_write_off(slot, key);
 			return false;
 		}
-		LockRelationOid(seqid, ShareUpdateExclusiveLock);
+		(void) seq_lock(seqid, true);
 	}
 	SpinLockAcquire(&slot->mutex);
 	needed = guard_slot_key_word(slot) == key &&
@@ -1285,7 +1384,7 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		slot->flags &= ~GUARD_SLOT_WRITING;
 	SpinLockRelease(&slot->mutex);
 	if (!needed)
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 	return needed;
 }
 
@@ -1513,7 +1612,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		 * other for minutes.)  Another writer of the sequence may publish
 		 * a later fence meanwhile; publishing keeps the larger.
 		 */
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 		seq_locked = false;
 		db_limit = db_cover_alone(db, w.clock_fence);
 		cover = DB_COVERED;
@@ -1535,7 +1634,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
 	if (seq_locked)
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 }
 
 /* ----------------------------------------------------------------
@@ -1750,7 +1849,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 	int64		old;
 	int64		target = field;
 
-	LockRelationOid(seqid, ShareUpdateExclusiveLock);
+	(void) seq_lock(seqid, true);
 	value = seq_read(seqid, &called);
 	old = called ? shardid_value_fence(value) : -1;
 	if (field > old)
@@ -1765,7 +1864,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 	(void) seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	seq_write_fence(seqid, target);
 	(void) fence_flush(XactLastRecEnd);
-	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+	seq_unlock(seqid);
 
 	ereport(LOG,
 			(errmsg("durable fence of sequence \"%s\" lowered from time field %lld to %lld",
@@ -1900,7 +1999,7 @@ default_fed_sequences(Oid extoid)
 static void
 seq_lock_bounded(Oid seqid)
 {
-	for (int i = 0; !ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock); i++)
+	for (int i = 0; !seq_lock(seqid, false); i++)
 	{
 		if (i >= 100)
 			ereport(ERROR,
@@ -1936,7 +2035,7 @@ seq_carry(Oid seqid, int64 fence)
 		/* dropped meanwhile */
 		if (HeapTupleIsValid(tuple))
 			ReleaseSysCache(tuple);
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 		return;
 	}
 	seq = (Form_pg_sequence) GETSTRUCT(tuple);
@@ -1958,7 +2057,7 @@ seq_carry(Oid seqid, int64 fence)
 				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
 						get_rel_name(seqid)),
 				 errdetail("Its IDs are not held back after extension shardid is created again.")));
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 		return;
 	}
 
@@ -1983,7 +2082,7 @@ seq_carry(Oid seqid, int64 fence)
 		if (shardid_shared)
 			shardid_slot_wrote(seqid, fence);
 	}
-	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+	seq_unlock(seqid);
 }
 
 void
@@ -2008,9 +2107,12 @@ shardid_fence_before_drop(void)
 	/*
 	 * The fence's lock, to the end of the transaction: no fence of the
 	 * database moves past the one read here while the drop runs, so every
-	 * ID issued meanwhile is at or before it.
+	 * ID issued meanwhile is at or before it.  With the AccessExclusiveLock
+	 * the drop takes on the fence anyway, taken first: writers wait for it
+	 * before they take the writers' tag, never holding the tag while the
+	 * drop waits for them.
 	 */
-	relid = db_fence_lock(true);
+	relid = db_fence_lock_mode(true, AccessExclusiveLock);
 	if (!OidIsValid(relid))
 		return;
 	fence = member_read(relid);
