@@ -1173,18 +1173,22 @@ INSERT INTO mallory.t DEFAULT VALUES;}, user => 'mallory');
 
 	# HIGH (the review of 1.3): a role's own sequence carries its fence, so
 	# she may set it anywhere, but the database's fence, every sequence's
-	# backstop, must not follow it.  mallory holds her sequence's fence
-	# lock (COMMENT ON takes it) while her first shardid_next waits for it,
-	# and sets the sequence to the horizon before she lets go: the write
-	# finds a value that asks for a fence 28 years ahead.
+	# backstop, must not follow it.  mallory holds a lock on her sequence
+	# that its writers' lock conflicts with while her first shardid_next
+	# waits for it, and sets the sequence to the horizon before she lets
+	# go: the call finds a value that asks for a fence 28 years ahead.  (It
+	# was COMMENT ON, whose lock the fence's writers waited for, and then
+	# the write found the value; no role can hold the writers' lock now,
+	# test/t/081_fence_lock_queue.pl: her ALTER SEQUENCE holds up the call's
+	# nextval, which finds it.)
 	$two->safe_psql('sec', 'CREATE SEQUENCE mallory.r', extra_params => [ '-U', 'mallory' ]);
 	my $h = $two->background_psql('sec', on_error_stop => 1, extra_params => [ '-U', 'mallory' ]);
-	$h->query_safe(q{BEGIN; COMMENT ON SEQUENCE mallory.r IS 'held'});
+	$h->query_safe(q{BEGIN; ALTER SEQUENCE mallory.r OWNED BY NONE});
 	my $call = start_sql($two, 'sec', 'horizon', q{SELECT shardid_next(0, 'mallory.r')}, undef, 'mallory');
 	ok( $two->poll_query_until(
 			'sec', q{
 SELECT count(*) > 0 FROM pg_locks
- WHERE relation = 'mallory.r'::regclass AND mode = 'ShareUpdateExclusiveLock' AND NOT granted}),
+ WHERE relation = 'mallory.r'::regclass AND NOT granted}),
 		'HIGH, the horizon: mallory\'s first call waits for the lock she holds');
 	$h->query_safe(q{SELECT setval('mallory.r', (1::int8 << 50) - 1024); COMMIT});
 	$h->quit;
