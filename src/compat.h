@@ -12,9 +12,6 @@
 #ifndef SHARDID_COMPAT_H
 #define SHARDID_COMPAT_H
 
-#include "replication/slot.h"
-#include "replication/walsender_private.h"
-#include "storage/lwlock.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/guc.h"
@@ -84,17 +81,6 @@
 #define SHARDID_RD_FIRST_NEW_FILE_SUBID	rd_firstRelfilenodeSubid
 #endif
 
-/*
- * Whether synchronous standbys are defined: a bool until the 2025 minor
- * releases, a status with flags since.
- */
-#ifdef SYNC_STANDBY_DEFINED
-#define SHARDID_SYNC_STANDBYS_DEFINED(ctl) \
-	(((ctl)->sync_standbys_status & SYNC_STANDBY_DEFINED) != 0)
-#else
-#define SHARDID_SYNC_STANDBYS_DEFINED(ctl)	((ctl)->sync_standbys_defined)
-#endif
-
 /* PostgreSQL 18 added instrumentation to index_beginscan(). */
 #if PG_VERSION_NUM >= 180000
 #define shardid_index_beginscan(heap, index, snapshot, nkeys, norderbys) \
@@ -114,33 +100,6 @@
 #define shardid_rel_ownercheck(relid, role)	pg_class_ownercheck((relid), (role))
 #define shardid_extension_ownercheck(extoid, role) \
 	pg_extension_ownercheck((extoid), (role))
-#endif
-
-/*
- * Is the walsender in walsnd (pid) one of a physical standby, as opposed
- * to a logical subscriber?  PostgreSQL 16 records it in WalSnd; before,
- * a logical walsender is one that holds a logical replication slot.
- */
-#if PG_VERSION_NUM >= 160000
-#define shardid_walsnd_is_physical(walsnd, pid) \
-	((walsnd)->kind == REPLICATION_KIND_PHYSICAL)
-#else
-static inline bool
-shardid_walsnd_is_physical(WalSnd *walsnd, pid_t pid)
-{
-	bool		logical = false;
-	int			i;
-
-	LWLockAcquire(ReplicationSlotControlLock, LW_SHARED);
-	for (i = 0; i < max_replication_slots && !logical; i++)
-	{
-		ReplicationSlot *s = &ReplicationSlotCtl->replication_slots[i];
-
-		logical = s->in_use && s->active_pid == pid && SlotIsLogical(s);
-	}
-	LWLockRelease(ReplicationSlotControlLock);
-	return !logical;
-}
 #endif
 
 /*

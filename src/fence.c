@@ -27,8 +27,9 @@
  *	  write again.  A database fence new in the transaction is written but
  *	  published to no one: this backend alone issues up to the fences
  *	  written under it (shardid_fence_own) until the transaction ends.
- *	- Locking order: the sequence's ShareUpdateExclusiveLock, then the
- *	  database fence's.  The database fence's is never waited for with a
+ *	- Locking order: the sequence's fence writers' lock, then the
+ *	  database fence's (each a RowExclusiveLock on the sequence that keeps
+ *	  the fence, then a lock tag of shardid's own: writer_lock).  The database fence's is never waited for with a
  *	  sequence's held (a transaction that dropped the extension holds it
  *	  and may want the sequence's): db_fence_cover says DB_BUSY, and the
  *	  writer lets go of the sequence's first.  No spinlock or LWLock is
@@ -54,6 +55,7 @@
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_attrdef.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
@@ -62,13 +64,14 @@
 #include "commands/dbcommands.h"
 #include "commands/extension.h"
 #include "commands/sequence.h"
+#include "executor/executor.h"
 #include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "replication/slot.h"
 #include "replication/syncrep.h"
 #include "replication/walsender.h"
-#include "replication/walsender_private.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lwlock.h"
@@ -76,10 +79,13 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/fmgrprotos.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/pg_lsn.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
+#include "utils/tuplestore.h"
 #include "utils/wait_event.h"
 
 #include "clock.h"
@@ -238,14 +244,107 @@ is_transactional(Oid relid)
 }
 
 /*
+ * The fence writers' locks.  One writer at a time per fence: of the
+ * database's, and of each sequence's.  Each is two locks, taken in this
+ * order and released together:
+ *
+ *	1. RowExclusiveLock on the sequence that holds the fence (the lock
+ *	   nextval, setval and pg_sequence_last_value take on it anyway, and
+ *	   keep to the end of the transaction), so that a DROP, ALTER SEQUENCE
+ *	   or ALTER EXTENSION SET SCHEMA under way is waited for, and one that
+ *	   committed is seen, before the fence is read;
+ *	2. an ExclusiveLock on a lock tag of shardid's own, keyed by the
+ *	   database and the sequence (0 for the database's fence): the mutex
+ *	   of its writers.
+ *
+ * No role can take, or queue for, a lock that conflicts with either
+ * without owning the sequence: what conflicts with RowExclusiveLock
+ * (ALTER SEQUENCE, DROP, SET LOGGED) checks ownership before it locks,
+ * and no SQL function makes this tag (pg_advisory_lock's tags have 1 or 2
+ * in field4, shardid's SHARDID_LOCK_CLASS_*).  The writers' mutex was
+ * once the sequence's ShareUpdateExclusiveLock, which any role that can
+ * name the sequence queues for with COMMENT ON SEQUENCE (its ownership is
+ * checked once the lock is granted): every writer then queued behind her.
+ * pg_locks shows the tag as an advisory lock, database the database's
+ * OID, objid the sequence's (0 for the database's fence), objsubid the
+ * class.
+ */
+#define SHARDID_LOCK_CLASS_DB_FENCE		0x5344	/* the database's fence */
+#define SHARDID_LOCK_CLASS_SEQ_FENCE	0x5345	/* a sequence's fence */
+
+static void
+writer_tag(LOCKTAG *tag, Oid seqid, uint16 class)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0, seqid, class);
+}
+
+/*
+ * Take the writers' lock of the fence kept in sequence relid (with class
+ * SHARDID_LOCK_CLASS_DB_FENCE, the database's; with tagged, the sequence
+ * the tag names), relmode on relid first.  With wait false, false if
+ * either is taken; else the waits are the lock manager's, which a cancel,
+ * lock_timeout, statement_timeout or a deadlock ends.  After a wait for
+ * the tag, the invalidations committed meanwhile are read.
+ */
+static bool
+writer_lock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class, bool wait)
+{
+	LOCKTAG		tag;
+
+	if (!ConditionalLockRelationOid(relid, relmode))
+	{
+		if (!wait)
+			return false;
+		LockRelationOid(relid, relmode);
+	}
+	writer_tag(&tag, tagged, class);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+	{
+		if (!wait)
+		{
+			UnlockRelationOid(relid, relmode);
+			return false;
+		}
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		AcceptInvalidationMessages();
+	}
+	return true;
+}
+
+static void
+writer_unlock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class)
+{
+	LOCKTAG		tag;
+
+	writer_tag(&tag, tagged, class);
+	(void) LockRelease(&tag, ExclusiveLock, false);
+	UnlockRelationOid(relid, relmode);
+}
+
+/* The writers' lock of sequence seqid's own fence. */
+static bool
+seq_lock(Oid seqid, bool wait)
+{
+	return writer_lock(seqid, RowExclusiveLock, seqid,
+					   SHARDID_LOCK_CLASS_SEQ_FENCE, wait);
+}
+
+static void
+seq_unlock(Oid seqid)
+{
+	writer_unlock(seqid, RowExclusiveLock, seqid, SHARDID_LOCK_CLASS_SEQ_FENCE);
+}
+
+/*
  * Take the lock that serializes every reader and writer of the current
  * database's fence, and return the fence's relid; InvalidOid if the
  * database has no fence or, with wait false, another backend holds the
- * lock.  Only the extension's owner (and superusers) can take a lock on
- * the sequence that conflicts: nextval and pg_dump never do.
+ * lock.  relmode is RowExclusiveLock, but for a DROP of the extension:
+ * AccessExclusiveLock, which it is about to take anyway, so that it never
+ * holds the writers' tag while it waits for a writer's RowExclusiveLock.
  */
 static Oid
-db_fence_lock(bool wait)
+db_fence_lock_mode(bool wait, LOCKMODE relmode)
 {
 	for (;;)
 	{
@@ -253,26 +352,30 @@ db_fence_lock(bool wait)
 
 		if (!OidIsValid(relid))
 			return InvalidOid;
-		if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
-		{
-			if (!wait)
-				return InvalidOid;
-			LockRelationOid(relid, ShareUpdateExclusiveLock);
-		}
+		if (!writer_lock(relid, relmode, InvalidOid,
+						 SHARDID_LOCK_CLASS_DB_FENCE, wait))
+			return InvalidOid;
 
-		/* the lock brought in invalidations: is it still the fence? */
+		/* the locks brought in invalidations: is it still the fence? */
 		if (fence_relid() == relid)
 			return relid;
-		UnlockRelationOid(relid, ShareUpdateExclusiveLock);
+		writer_unlock(relid, relmode, InvalidOid, SHARDID_LOCK_CLASS_DB_FENCE);
 		if (!wait)
 			return InvalidOid;
 	}
 }
 
+static Oid
+db_fence_lock(bool wait)
+{
+	return db_fence_lock_mode(wait, RowExclusiveLock);
+}
+
 static void
 db_fence_unlock(Oid relid)
 {
-	UnlockRelationOid(relid, ShareUpdateExclusiveLock);
+	writer_unlock(relid, RowExclusiveLock, InvalidOid,
+				  SHARDID_LOCK_CLASS_DB_FENCE);
 }
 
 /* ----------------------------------------------------------------
@@ -483,73 +586,218 @@ seq_check_carries_fence(Oid seqid, int64 value)
  */
 
 /*
- * Are synchronous standbys configured?  As the server says, whatever this
- * session's synchronous_commit: a role that sets it to local must not
- * publish, for every session of the database, a fence the standbys may
- * not have.  Until the checkpointer has first read the setting into
- * shared memory, the setting itself says.
+ * Are synchronous standbys configured?  As synchronous_standby_names
+ * says, whatever this session's synchronous_commit: a role that sets it
+ * to local must not publish, for every session of the database, a fence
+ * the standbys may not have.  SyncRepConfig is this backend's parsed
+ * synchronous_standby_names (NULL when it is empty), the setting
+ * SyncRepGetCandidateStandbys chooses the standbys by.
  */
 static bool
 sync_standbys_defined(void)
 {
-	bool		defined;
-
-	if (max_wal_senders == 0)
-		return false;
-	LWLockAcquire(SyncRepLock, LW_SHARED);
-	defined = SHARDID_SYNC_STANDBYS_DEFINED(WalSndCtl);
-	LWLockRelease(SyncRepLock);
-	return defined ||
-		(SyncRepStandbyNames != NULL && SyncRepStandbyNames[0] != '\0');
+	return max_wal_senders > 0 && SyncRepConfig != NULL;
 }
 
 /*
- * Have the synchronous standbys flushed lsn?  From the shared state the
- * WAL senders keep.  Flushed, whatever this session's synchronous_commit:
- * a fence needs to survive a failover, not to be visible there, and a
- * role that asked for remote_apply, while a query of hers holds up the
- * standby's replay, would otherwise make the write as slow as she likes.
+ * Have the synchronous standbys flushed lsn?  SyncRepGetCandidateStandbys
+ * (syncrep.h, for walsenders and user backends) returns the synchronous
+ * standbys connected now: with FIRST n (or a list without a method), the n
+ * of highest priority; with ANY n, every one listed.  Either way a commit
+ * waits for n of them, so lsn is theirs once n have flushed it.  Flushed,
+ * whatever this session's synchronous_commit: a fence needs to survive a
+ * failover, not to be visible there, and a role that asked for
+ * remote_apply, while a query of hers holds up the standby's replay,
+ * would otherwise make the write as slow as she likes.
  */
 static bool
 sync_standbys_have(XLogRecPtr lsn)
 {
-	bool		done;
+	SyncRepStandbyData *standbys;
+	int			n = SyncRepGetCandidateStandbys(&standbys);
+	int			flushed = 0;
 
-	LWLockAcquire(SyncRepLock, LW_SHARED);
-	done = lsn <= WalSndCtl->lsn[SYNC_REP_WAIT_FLUSH];
-	LWLockRelease(SyncRepLock);
-	return done;
+	for (int i = 0; i < n; i++)
+		flushed += standbys[i].flush >= lsn;
+	pfree(standbys);
+	return SyncRepConfig == NULL || flushed >= SyncRepConfig->num_sync;
+}
+
+/*
+ * The rows of the set-returning builtin fn (which takes no argument), in a
+ * tuplestore made in the current memory context, and their descriptor in
+ * *desc: the call an SQL query makes, in materialize mode.
+ */
+static Tuplestorestate *
+builtin_rows(Oid fn, TupleDesc *desc)
+{
+	LOCAL_FCINFO(fcinfo, 0);
+	FmgrInfo	flinfo;
+	ReturnSetInfo rsinfo;
+
+	fmgr_info(fn, &flinfo);
+	MemSet(&rsinfo, 0, sizeof(rsinfo));
+	rsinfo.type = T_ReturnSetInfo;
+	rsinfo.econtext = CreateStandaloneExprContext();
+	rsinfo.allowedModes = (int) SFRM_Materialize;
+	rsinfo.returnMode = SFRM_ValuePerCall;
+	rsinfo.isDone = ExprSingleResult;
+	InitFunctionCallInfoData(*fcinfo, &flinfo, 0, InvalidOid, NULL,
+							 (Node *) &rsinfo);
+	(void) FunctionCallInvoke(fcinfo);
+	FreeExprContext(rsinfo.econtext, true);
+	if (rsinfo.returnMode != SFRM_Materialize || rsinfo.setDesc == NULL)
+		elog(ERROR, "function %u did not return its rows in a tuplestore", fn);
+	*desc = rsinfo.setDesc;
+	return rsinfo.setResult;	/* NULL: no row */
+}
+
+/* The number of the column called name in desc. */
+static AttrNumber
+column_named(TupleDesc desc, const char *name)
+{
+	for (int i = 0; i < desc->natts; i++)
+		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), name) == 0)
+			return (AttrNumber) (i + 1);
+	elog(ERROR, "no column \"%s\" in a builtin function's result", name);
+	return InvalidAttrNumber;	/* keep the compiler quiet */
+}
+
+/*
+ * The PIDs of the walsenders streaming to a standby that has not received
+ * lsn (written it to its WAL), as pg_stat_replication shows them: state
+ * streaming and write_lsn before lsn (or none yet).  Returns their number.
+ */
+static int
+walsenders_behind(XLogRecPtr lsn, int32 *pids)
+{
+	TupleDesc	desc;
+	Tuplestorestate *rows = builtin_rows(F_PG_STAT_GET_WAL_SENDERS, &desc);
+	TupleTableSlot *slot;
+	AttrNumber	pid_col;
+	AttrNumber	state_col;
+	AttrNumber	write_col;
+	int			n = 0;
+
+	if (rows == NULL)
+		return 0;
+	pid_col = column_named(desc, "pid");
+	state_col = column_named(desc, "state");
+	write_col = column_named(desc, "write_lsn");
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	while (n < max_wal_senders &&
+		   tuplestore_gettupleslot(rows, true, false, slot))
+	{
+		bool		isnull;
+		Datum		state = slot_getattr(slot, state_col, &isnull);
+		Datum		write;
+
+		if (isnull || strcmp(TextDatumGetCString(state), "streaming") != 0)
+			continue;
+		write = slot_getattr(slot, write_col, &isnull);
+		if (!isnull && DatumGetLSN(write) >= lsn)
+			continue;
+		pids[n++] = DatumGetInt32(slot_getattr(slot, pid_col, &isnull));
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return n;
+}
+
+/*
+ * Is the walsender pid one of a logical subscriber?  Logical decoding
+ * always holds a logical slot, and pg_replication_slots shows its active
+ * PID; a physical standby holds a physical slot or none.
+ */
+static bool
+walsender_is_logical(const int32 *logical, int nlogical, int32 pid)
+{
+	for (int i = 0; i < nlogical; i++)
+		if (logical[i] == pid)
+			return true;
+	return false;
+}
+
+/* The active PIDs of the logical slots, as pg_replication_slots shows them. */
+static int
+logical_slot_pids(int32 **pids)
+{
+	TupleDesc	desc;
+	Tuplestorestate *rows = builtin_rows(F_PG_GET_REPLICATION_SLOTS, &desc);
+	TupleTableSlot *slot;
+	AttrNumber	type_col;
+	AttrNumber	pid_col;
+	int			n = 0;
+
+	*pids = palloc(Max(max_replication_slots, 1) * sizeof(int32));
+	if (rows == NULL)
+		return 0;
+	type_col = column_named(desc, "slot_type");
+	pid_col = column_named(desc, "active_pid");
+	slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
+	while (n < max_replication_slots &&
+		   tuplestore_gettupleslot(rows, true, false, slot))
+	{
+		bool		isnull;
+		Datum		type = slot_getattr(slot, type_col, &isnull);
+		Datum		pid;
+
+		if (isnull || strcmp(TextDatumGetCString(type), "logical") != 0)
+			continue;
+		pid = slot_getattr(slot, pid_col, &isnull);
+		if (!isnull)
+			(*pids)[n++] = DatumGetInt32(pid);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	return n;
 }
 
 /*
  * Has every connected streaming standby received lsn (written it to its
  * WAL)?  Logical walsenders do not count: a subscriber replays no
- * sequence.
+ * sequence.  Read as pg_stat_replication and pg_replication_slots read
+ * it, through their functions, which show the LSNs only to a member of
+ * pg_read_all_stats: called as the bootstrap superuser, in a
+ * security-restricted operation (they run no code any role defined).
+ * A few microseconds: this runs only while a fence write waits for the
+ * standbys, about every millisecond, never per ID.
  */
 static bool
 standbys_received(XLogRecPtr lsn)
 {
-	int			i;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext,
+											  "shardid standbys",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Oid			save_userid;
+	int			save_sec_context;
+	volatile bool received = true;
 
-	for (i = 0; i < max_wal_senders; i++)
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(BOOTSTRAP_SUPERUSERID, save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
 	{
-		WalSnd	   *walsnd = &WalSndCtl->walsnds[i];
-		pid_t		pid;
-		WalSndState state;
-		XLogRecPtr	write;
+		int32	   *behind = palloc(Max(max_wal_senders, 1) * sizeof(int32));
+		int			nbehind = walsenders_behind(lsn, behind);
 
-		SpinLockAcquire(&walsnd->mutex);
-		pid = walsnd->pid;
-		state = walsnd->state;
-		write = walsnd->write;
-		SpinLockRelease(&walsnd->mutex);
-		if (pid == 0 || state != WALSNDSTATE_STREAMING || write >= lsn)
-			continue;
-		if (!shardid_walsnd_is_physical(walsnd, pid))
-			continue;
-		return false;
+		if (nbehind > 0)
+		{
+			int32	   *logical;
+			int			nlogical = logical_slot_pids(&logical);
+
+			for (int i = 0; i < nbehind && received; i++)
+				received = walsender_is_logical(logical, nlogical, behind[i]);
+		}
 	}
-	return true;
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(save_userid, save_sec_context);
+		MemoryContextSwitchTo(old);
+	}
+	PG_END_TRY();
+	MemoryContextDelete(cxt);
+	return received;
 }
 
 /*
@@ -1117,14 +1365,14 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 {
 	bool		needed;
 
-	if (!ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock))
+	if (!seq_lock(seqid, false))
 	{
 		if (!required)
 		{
 			early_write_off(slot, key);
 			return false;
 		}
-		LockRelationOid(seqid, ShareUpdateExclusiveLock);
+		(void) seq_lock(seqid, true);
 	}
 	SpinLockAcquire(&slot->mutex);
 	needed = guard_slot_key_word(slot) == key &&
@@ -1136,7 +1384,7 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		slot->flags &= ~GUARD_SLOT_WRITING;
 	SpinLockRelease(&slot->mutex);
 	if (!needed)
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 	return needed;
 }
 
@@ -1364,7 +1612,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		 * other for minutes.)  Another writer of the sequence may publish
 		 * a later fence meanwhile; publishing keeps the larger.
 		 */
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 		seq_locked = false;
 		db_limit = db_cover_alone(db, w.clock_fence);
 		cover = DB_COVERED;
@@ -1386,7 +1634,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
 	if (seq_locked)
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 }
 
 /* ----------------------------------------------------------------
@@ -1601,7 +1849,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 	int64		old;
 	int64		target = field;
 
-	LockRelationOid(seqid, ShareUpdateExclusiveLock);
+	(void) seq_lock(seqid, true);
 	value = seq_read(seqid, &called);
 	old = called ? shardid_value_fence(value) : -1;
 	if (field > old)
@@ -1616,7 +1864,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 	(void) seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	seq_write_fence(seqid, target);
 	(void) fence_flush(XactLastRecEnd);
-	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+	seq_unlock(seqid);
 
 	ereport(LOG,
 			(errmsg("durable fence of sequence \"%s\" lowered from time field %lld to %lld",
@@ -1751,7 +1999,7 @@ default_fed_sequences(Oid extoid)
 static void
 seq_lock_bounded(Oid seqid)
 {
-	for (int i = 0; !ConditionalLockRelationOid(seqid, ShareUpdateExclusiveLock); i++)
+	for (int i = 0; !seq_lock(seqid, false); i++)
 	{
 		if (i >= 100)
 			ereport(ERROR,
@@ -1787,7 +2035,7 @@ seq_carry(Oid seqid, int64 fence)
 		/* dropped meanwhile */
 		if (HeapTupleIsValid(tuple))
 			ReleaseSysCache(tuple);
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 		return;
 	}
 	seq = (Form_pg_sequence) GETSTRUCT(tuple);
@@ -1809,7 +2057,7 @@ seq_carry(Oid seqid, int64 fence)
 				 errmsg("sequence \"%s\" cannot carry the durable fence of its IDs",
 						get_rel_name(seqid)),
 				 errdetail("Its IDs are not held back after extension shardid is created again.")));
-		UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+		seq_unlock(seqid);
 		return;
 	}
 
@@ -1834,7 +2082,7 @@ seq_carry(Oid seqid, int64 fence)
 		if (shardid_shared)
 			shardid_slot_wrote(seqid, fence);
 	}
-	UnlockRelationOid(seqid, ShareUpdateExclusiveLock);
+	seq_unlock(seqid);
 }
 
 void
@@ -1859,9 +2107,12 @@ shardid_fence_before_drop(void)
 	/*
 	 * The fence's lock, to the end of the transaction: no fence of the
 	 * database moves past the one read here while the drop runs, so every
-	 * ID issued meanwhile is at or before it.
+	 * ID issued meanwhile is at or before it.  With the AccessExclusiveLock
+	 * the drop takes on the fence anyway, taken first: writers wait for it
+	 * before they take the writers' tag, never holding the tag while the
+	 * drop waits for them.
 	 */
-	relid = db_fence_lock(true);
+	relid = db_fence_lock_mode(true, AccessExclusiveLock);
 	if (!OidIsValid(relid))
 		return;
 	fence = member_read(relid);

@@ -376,7 +376,9 @@ for my $db (qw(d d1 d2 d3 d4))
 }
 my $d_oid = $evict->safe_psql('postgres',
 	q{SELECT oid FROM pg_database WHERE datname = 'd'});
-my $fence_oid = $evict->safe_psql('d', q{SELECT 'shardid_fence'::regclass::oid});
+# The database fence's writers' lock, as pg_locks shows it: an advisory
+# lock of shardid's own class (src/fence.c, SHARDID_LOCK_CLASS_DB_FENCE).
+my $db_fence_lock = q{locktype = 'advisory' AND objid = 0 AND objsubid = 21316};
 $evict->safe_psql('d', take('warm', 10000));
 
 # W1: one ID per statement until one statement takes over 2 s, which is
@@ -402,8 +404,8 @@ END $$;
 ok( poll_until(
 		$evict, 'postgres', qq{
 SELECT EXISTS (SELECT FROM pg_locks
-                WHERE pid = $w1_pid AND database = $d_oid AND relation = $fence_oid
-                  AND mode = 'ShareUpdateExclusiveLock' AND granted)
+                WHERE pid = $w1_pid AND database = $d_oid AND $db_fence_lock
+                  AND granted)
    AND EXISTS (SELECT FROM pg_stat_activity
                 WHERE pid = $w1_pid AND wait_event_type = 'Extension')}, 30),
 	'2: W1 sleeps inside its fence write, holding the fence lock of d');
@@ -427,7 +429,7 @@ $new->query_until(qr/new-load/, "\\echo new-load\n" . take('new', 1000000) . ";\
 ok( poll_until(
 		$evict, 'postgres', qq{
 SELECT EXISTS (SELECT FROM pg_locks
-                WHERE pid = $new_pid AND database = $d_oid AND relation = $fence_oid
+                WHERE pid = $new_pid AND database = $d_oid AND $db_fence_lock
                   AND NOT granted)}, 10),
 	"2: the new session in d waits for W1's fence lock instead of racing it");
 

@@ -499,7 +499,9 @@ restart_after('B1', @procs);
 # (shardid.debug_fence_write_delay), holding the locks of the sequence's
 # fence and the database's; a second session there needs a fence write
 # too, and waits for the sequence's (heavyweight locks: no LWLock is held
-# around a fence write).  The holder is stopped
+# around a fence write; the writers' locks are advisory locks of
+# shardid's own classes, objsubid 21316 for the database's fence and 21317
+# for a sequence's, src/fence.c).  The holder is stopped
 # (SIGSTOP) before the postmaster is killed, and killed after: the lock is
 # never released.
 $node->safe_psql('postgres', 'CREATE DATABASE h4io1');
@@ -512,7 +514,7 @@ my $hpid = poll_value(
 SELECT DISTINCT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
  WHERE a.application_name = 'h4_holder' AND a.state = 'active'
    AND a.wait_event_type = 'Extension'
-   AND l.locktype = 'relation' AND l.mode = 'ShareUpdateExclusiveLock' AND l.granted});
+   AND l.locktype = 'advisory' AND l.objsubid IN (21316, 21317) AND l.granted});
 ok(defined $hpid, 'B2: h4io1 waits in a fence write, holding the fence lock')
   or diag_sessions($node, $holder);
 my $poller = bg_psql($node, 'h4io1', 'h4_poller',
@@ -522,7 +524,7 @@ my $ppid = poll_value(
 SELECT DISTINCT a.pid FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
  WHERE a.application_name = 'h4_poller' AND a.state = 'active'
    AND a.wait_event_type = 'Lock'
-   AND l.locktype = 'relation' AND l.mode = 'ShareUpdateExclusiveLock' AND NOT l.granted});
+   AND l.locktype = 'advisory' AND l.objsubid IN (21316, 21317) AND NOT l.granted});
 ok(defined $ppid, 'B2: a second session of h4io1 waits for the fence lock')
   or diag_sessions($node, $poller);
 usleep(1_000_000);

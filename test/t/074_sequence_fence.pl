@@ -1176,15 +1176,17 @@ INSERT INTO mallory.t DEFAULT VALUES;}, user => 'mallory');
 
 	# HIGH (the review of 1.3): a role's own sequence carries its fence, so
 	# she may set it anywhere, but the database's fence, every sequence's
-	# backstop, must not follow it.  mallory holds what lock on her
-	# sequence she can (the fence writers' own is a lock tag no SQL makes,
-	# since 081's finding): an open ALTER SEQUENCE, which her first
-	# shardid_next waits for, and sets the sequence to the horizon before
-	# she lets go: the call finds a value that asks for a fence 28 years
-	# ahead.
+	# backstop, must not follow it.  mallory holds a lock on her sequence
+	# that its writers' lock conflicts with while her first shardid_next
+	# waits for it, and sets the sequence to the horizon before she lets
+	# go: the call finds a value that asks for a fence 28 years ahead.  (It
+	# was COMMENT ON, whose lock the fence's writers waited for, and then
+	# the write found the value; no role can hold the writers' lock now,
+	# test/t/081_fence_lock_queue.pl: her ALTER SEQUENCE holds up the call's
+	# nextval, which finds it.)
 	$two->safe_psql('sec', 'CREATE SEQUENCE mallory.r', extra_params => [ '-U', 'mallory' ]);
 	my $h = $two->background_psql('sec', on_error_stop => 1, extra_params => [ '-U', 'mallory' ]);
-	$h->query_safe(q{BEGIN; ALTER SEQUENCE mallory.r CACHE 1});
+	$h->query_safe(q{BEGIN; ALTER SEQUENCE mallory.r OWNED BY NONE});
 	# (50 s: the call waits for her lock while the test polls for the wait,
 	# sets the value and commits, which a loaded machine made last 20 s)
 	my $call = start_sql($two, 'sec', 'horizon', q{SELECT shardid_next(0, 'mallory.r')}, "'50s'", 'mallory');
