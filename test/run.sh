@@ -76,8 +76,8 @@
 #   --core-tap     of the TAP tests, only those of tap_core (the C code's
 #                  own: the issue path, the fences, the hooks, the
 #                  upgrade), whose behaviour depends on the server's
-#                  version (.ci/run: PostgreSQL 17, between 15 and 18,
-#                  which run every test)
+#                  version (.ci/run: PostgreSQL 17 and 19; 15 runs
+#                  every test)
 #   --tools-tap    of the TAP tests, only those not in tap_core (SQL,
 #                  tools and integrations: .ci/run's 18, while 17 and 19
 #                  run tap_core)
