@@ -31,8 +31,8 @@
 # words --extra names) on version V.  So that the
 # machine is not overrun, each version runs 3 / (versions at once) TAP
 # tests at once (SHARDID_TAP_JOBS, at least 1), and one more, at most 3,
-# unless it is a --core version (whose shorter list ends early: a
-# version that runs every TAP test one at a time was CI's longest part);
+# where it runs every TAP test (a version that runs every TAP test one
+# at a time was CI's longest part);
 # and the TAP tests that
 # test/run.sh runs alone, after the others (they time calls and count
 # waits), are alone on the machine: every version's run, its demo and the
@@ -43,12 +43,13 @@
 #
 # Usage: bash test/matrix.sh [--versions "15 17 18"] [--cache DIR]
 #                            [--rebuild] [--package] [--jobs N] [--long V]
-#                            [--extra WORDS] [--core "V ..."]
-#                            [--tools "V ..."] [--serial "V ..."]
+#                            [--extra WORDS] [--tap "V=WHICH ..."]
+#                            [--serial "V ..."]
 #                            [--package-versions "V ..."]
 #                            [--run-args ARGS]
 #   --versions LIST  the major versions to run (default: "15 17 18"; 19,
-#                    the release candidate, only when named)
+#                    the release candidate, only when named; .ci/run:
+#                    "15 17 18 19")
 #   --cache DIR      where the roots and the .deb cache are kept (default:
 #                    $SHARDID_MATRIX_CACHE, else /var/tmp/shardid-matrix;
 #                    about 300 MB per root, 1 GB of .debs)
@@ -60,16 +61,17 @@
 #                    suites, the package round (default: all)
 #   --long V         the long tier on version V (PG_TEST_EXTRA="shardid_load shardid_ha")
 #   --extra WORDS    the PG_TEST_EXTRA of the --long version instead (.ci/run:
-#                    "shardid_ha shardid_node", Patroni and node-postgres
-#                    without the long loads)
+#                    "shardid_ha", Patroni's failovers without the long
+#                    loads)
 #   --package-versions LIST  the package round for these versions only
-#                    (implies --package; .ci/run: "15 18", the first and
+#                    (implies --package; .ci/run: "15 19", the first and
 #                    the newest)
-#   --core LIST      these versions run only the TAP tests of the C code
-#                    itself (test/run.sh --core-tap; .ci/run: 17 and 19)
-#   --tools LIST     these versions run only the other TAP tests, of SQL,
-#                    tools and integrations (test/run.sh --tools-tap;
-#                    .ci/run: 18)
+#   --tap MAP        which TAP tests each version runs, as V=WHICH words
+#                    (a version not named runs all of them): all; core,
+#                    those of the C code itself (test/run.sh --core-tap);
+#                    tools, the others, of SQL, tools and integrations
+#                    (test/run.sh --tools-tap); none (--skip-tap: demo,
+#                    regress and isolation only)
 #   --serial LIST    only these versions run the TAP tests marked
 #                    "# schedule: serial", each alone on the machine (the
 #                    others: test/run.sh --skip-serial; default: every
@@ -90,8 +92,7 @@ package=0
 jobs=0
 long=""
 extra="shardid_load shardid_ha"
-core=""
-tools=""
+tap_map=""
 serial="all"
 package_versions=""
 run_args=""
@@ -104,8 +105,7 @@ while [ $# -gt 0 ]; do
 		--jobs) jobs=$2; shift 2 ;;
 		--long) long=$2; shift 2 ;;
 		--extra) extra=$2; shift 2 ;;
-		--core) core=$2; shift 2 ;;
-		--tools) tools=$2; shift 2 ;;
+		--tap) tap_map=$2; shift 2 ;;
 		--serial) serial=$2; shift 2 ;;
 		--package-versions) package=1; package_versions=$2; shift 2 ;;
 		--run-args) run_args=$2; shift 2 ;;
@@ -127,8 +127,22 @@ total_failed=0
 summary=()
 first=${versions%% *}
 package_versions=${package_versions:-$versions}
-[ -z "$long" ] || [[ " $versions " == *" $long "* ]] ||
+# in_list WORD LIST: is WORD one of LIST's words
+in_list() { [[ " $2 " == *" $1 "* ]]; }
+# tap_of V: which TAP tests version V runs (--tap)
+tap_of() {
+	local pair
+	for pair in $tap_map; do
+		[ "${pair%%=*}" != "$1" ] || { echo "${pair#*=}"; return; }
+	done
+	echo all
+}
+[ -z "$long" ] || in_list "$long" "$versions" ||
 	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
+for pair in $tap_map; do
+	in_list "${pair%%=*}" "$versions" && in_list "${pair#*=}" "all core tools none" ||
+		{ echo "test/matrix.sh: --tap $pair: not V=all, core, tools or none for one of the versions ($versions)" >&2; exit 2; }
+done
 
 # The lock that keeps test/run.sh's serial TAP phase alone on the machine
 # (see the header), and the timings prove keeps between runs, to start
@@ -206,7 +220,7 @@ leg() {
 	local where args="" tier=""
 	[ "$part" != common ] || v=$first
 	local env=(SHARDID_TEST_STATE=/run/shardid-state SHARDID_TEST_LOCK=/run/shardid/tests.lock
-		SHARDID_TAP_JOBS=$((tap_jobs < 3 ? tap_jobs + 1 : tap_jobs))) # one more, but on a --core version
+		SHARDID_TAP_JOBS=$tap_jobs)
 	where="$(root_suite "$v") root"
 	# sid's own PostgreSQL is 18; 19 is experimental's, pinned in
 	local pgenv=()
@@ -218,12 +232,16 @@ leg() {
 	elif [ $common_part = 1 ]; then
 		args=" --skip-common-suites"
 	fi
-	[ "$part" = common ] || ! [[ " $core " == *" $v "* ]] ||
-		{ args="$args --core-tap"; env+=(SHARDID_TAP_JOBS=$tap_jobs); }
-	[ "$part" = common ] || ! [[ " $tools " == *" $v "* ]] ||
-		{ args="$args --tools-tap"; env+=(SHARDID_TAP_JOBS=$tap_jobs); }
-	[ "$part" = common ] || [ "$serial" = all ] || [[ " $serial " == *" $v "* ]] ||
-		args="$args --skip-serial"
+	if [ "$part" != common ]; then
+		case $(tap_of "$v") in
+			all) env+=(SHARDID_TAP_JOBS=$((tap_jobs < 3 ? tap_jobs + 1 : tap_jobs))) ;; # one more
+			core) args="$args --core-tap" ;;
+			tools) args="$args --tools-tap" ;;
+			none) args="$args --skip-tap" ;;
+		esac
+		[ "$serial" = all ] || in_list "$v" "$serial" || [ "$(tap_of "$v")" = none ] ||
+			args="$args --skip-serial"
+	fi
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
 		tier="PG_TEST_EXTRA=\"$extra\" "
@@ -370,9 +388,13 @@ for v in $parts; do
 	fi
 	what="suite"
 	[ "$v" = "$first" ] || what="suite less the version-independent ones"
-	[[ " $core " == *" $v "* ]] && what="$what, the C code's TAP tests"
-	[[ " $tools " == *" $v "* ]] && what="$what, the TAP tests of SQL, tools and integrations"
-	[ "$serial" = all ] || [[ " $serial " == *" $v "* ]] || what="$what, no serial TAP tests"
+	case $(tap_of "$v") in
+		core) what="$what, the C code's TAP tests" ;;
+		tools) what="$what, the TAP tests of SQL, tools and integrations" ;;
+		none) what="$what, no TAP test" ;;
+	esac
+	[ "$serial" = all ] || in_list "$v" "$serial" || [ "$(tap_of "$v")" = none ] ||
+		what="$what, no serial TAP tests"
 	[ "$v" = "$long" ] && what="$what, PG_TEST_EXTRA=\"$extra\""
 	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs")
 	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs"
