@@ -76,11 +76,11 @@
 #   --core-tap     of the TAP tests, only those of tap_core (the C code's
 #                  own: the issue path, the fences, the hooks, the
 #                  upgrade), whose behaviour depends on the server's
-#                  version (.ci/run: PostgreSQL 17 and 19; 15 runs
-#                  every test)
+#                  version (.ci/run: PostgreSQL 19; 15 runs every
+#                  test, 17 none)
 #   --tools-tap    of the TAP tests, only those not in tap_core (SQL,
-#                  tools and integrations: .ci/run's 18, while 17 and 19
-#                  run tap_core)
+#                  tools and integrations: .ci/run's 18, while 19 runs
+#                  tap_core)
 #   --skip-serial  not the TAP tests marked "# schedule: serial" (they
 #                  time waits and run alone on the machine: .ci/run runs
 #                  them on 15 and 19 only)
