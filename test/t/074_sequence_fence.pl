@@ -299,7 +299,7 @@ sub start_sql
 			'-c', 'SET statement_timeout = ' . ($timeout // "'20s'"), '-c', $sql
 		],
 		'>', \$s->{out}, '2>', \$s->{err},
-		IPC::Run::timeout(60));
+		IPC::Run::timeout(($timeout // '') =~ /(\d+)s/ && $1 > 30 ? $1 + 30 : 60));
 	return $s;
 }
 
@@ -1187,9 +1187,11 @@ INSERT INTO mallory.t DEFAULT VALUES;}, user => 'mallory');
 	$two->safe_psql('sec', 'CREATE SEQUENCE mallory.r', extra_params => [ '-U', 'mallory' ]);
 	my $h = $two->background_psql('sec', on_error_stop => 1, extra_params => [ '-U', 'mallory' ]);
 	$h->query_safe(q{BEGIN; ALTER SEQUENCE mallory.r OWNED BY NONE});
-	# (50 s: the call waits for her lock while the test polls for the wait,
-	# sets the value and commits, which a loaded machine made last 20 s)
-	my $call = start_sql($two, 'sec', 'horizon', q{SELECT shardid_next(0, 'mallory.r')}, "'50s'", 'mallory');
+	# (120 s: the call waits for her lock while the test polls for the
+	# wait, sets the value and commits, which loaded machines made last
+	# 20 s, then more than 50 s at a load of 13; what the call waits for
+	# after her commit is shown if it fails)
+	my $call = start_sql($two, 'sec', 'horizon', q{SELECT shardid_next(0, 'mallory.r')}, "'120s'", 'mallory');
 	ok( $two->poll_query_until(
 			'sec', q{
 SELECT count(*) > 0 FROM pg_locks
@@ -1197,9 +1199,16 @@ SELECT count(*) > 0 FROM pg_locks
 		'HIGH, the horizon: mallory\'s first call waits for the lock she holds');
 	$h->query_safe(q{SELECT setval('mallory.r', (1::int8 << 50) - 1024); COMMIT});
 	$h->quit;
+	my $committed = time;
+	$two->poll_query_until('sec', q{
+SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 't074_horizon' AND state = 'active')});
+	my $call_state = $two->safe_psql('sec', q{
+SELECT format('%s %s:%s', state, wait_event_type, wait_event) FROM pg_stat_activity
+ WHERE application_name = 't074_horizon'});
 	$e = finish_sql($call);
 	like($e->{code}, qr/^(none|55000)$/,
-		'HIGH, the horizon: her call issues or is refused (55000)') or diag explain $e;
+		'HIGH, the horizon: her call issues or is refused (55000)')
+	  or diag explain $e, 'after her commit: ', time - $committed, ' s, the call: ', $call_state;
 	$e = sql_outcome($two, 'sec', q{SELECT shardid_next(0, 'mallory.r')}, user => 'mallory');
 	is($e->{code}, '55000', 'HIGH, the horizon: her sequence, set to the horizon, is refused (55000)')
 	  or diag explain $e;
