@@ -12,9 +12,9 @@
  *	- Where: a sequence's fence is its own value, (value >> 10) - 1
  *	  (shardid_value_fence, fence.h), written as setval((f + 1) << 10,
  *	  false); the database's is the value of the extension's sequence
- *	  shardid_fence, and the reach it was written with that of
- *	  shardid_fence_lead (written before the fence when the reach grows,
- *	  after it when it shrinks).
+ *	  shardid_internal.shardid_fence, and the reach it was written with
+ *	  that of shardid_internal.shardid_fence_lead (written before the
+ *	  fence when the reach grows, after it when it shrinks).
  *	- Invariants: no slot issues past its sequence's fence or the
  *	  database's as this server published them; a fence is published
  *	  only once its record is flushed and the standbys have it (or
@@ -29,10 +29,12 @@
  *	  written under it (shardid_fence_own) until the transaction ends.
  *	- Locking order: the sequence's fence writers' lock, then the
  *	  database fence's (each a RowExclusiveLock on the sequence that keeps
- *	  the fence, then a lock tag of shardid's own: writer_lock).  The database fence's is never waited for with a
- *	  sequence's held (a transaction that dropped the extension holds it
- *	  and may want the sequence's): db_fence_cover says DB_BUSY, and the
- *	  writer lets go of the sequence's first.  No spinlock or LWLock is
+ *	  the fence, for the database's also on the other sequences its
+ *	  writers read, then a lock tag of shardid's own: writer_lock).  The
+ *	  database fence's is never waited for with a sequence's held (a
+ *	  transaction that dropped the extension holds it and may want the
+ *	  sequence's): db_fence_cover says DB_BUSY, and the writer lets go of
+ *	  the sequence's first.  No spinlock or LWLock is
  *	  held across a write, a flush or a wait.
  *	- Rights: every read and write of a sequence runs as its owner, in a
  *	  security-restricted operation (become_owner); setval and a
@@ -59,6 +61,7 @@
 #include "catalog/pg_class.h"
 #include "catalog/pg_depend.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_proc.h"
 #include "catalog/pg_sequence.h"
 #include "commands/dbcommands.h"
@@ -163,10 +166,31 @@ shardid_extension_lookup(Oid *nspid, Oid *owner)
 }
 
 /*
- * The extension's own logged sequence named relname in its schema, or
- * InvalidOid if the extension or the sequence is absent.  A relation of
- * that name that is not the extension's own is refused: it was found by
- * name, and could have been put there by anyone with CREATE on the schema.
+ * The schema that keeps the extension's own sequences: shardid_internal,
+ * which no role but the extension's owner may use, so that no other role
+ * can name them, nor so lock them (docs/design.md, "The writers' locks");
+ * in a database still at 1.2 or before, where this library may run
+ * before ALTER EXTENSION UPDATE, the extension's schema.  Found by name,
+ * the schema counts only if it is the extension's own.
+ */
+static Oid
+member_namespace(Oid extoid, Oid extnspid)
+{
+	Oid			nspid = get_namespace_oid(SHARDID_MEMBER_NSPNAME, true);
+
+	if (OidIsValid(nspid) &&
+		getExtensionOfObject(NamespaceRelationId, nspid) == extoid)
+		return nspid;
+	return extnspid;
+}
+
+/*
+ * The extension's own logged sequence named relname in the schema of its
+ * sequences, or InvalidOid if the extension or the sequence is absent.  A
+ * relation of that name that is not the extension's own is refused: it
+ * was found by name (CVE-2022-2625's class), and in a database still at
+ * 1.2 or before could have been put there by anyone with CREATE on the
+ * extension's schema.
  */
 static Oid
 member_lookup(const char *relname)
@@ -177,7 +201,7 @@ member_lookup(const char *relname)
 
 	if (!OidIsValid(extoid))
 		return InvalidOid;
-	relid = get_relname_relid(relname, nspid);
+	relid = get_relname_relid(relname, member_namespace(extoid, nspid));
 	if (!OidIsValid(relid))
 		return InvalidOid;
 
@@ -250,25 +274,32 @@ is_transactional(Oid relid)
  *
  *	1. RowExclusiveLock on the sequence that holds the fence (the lock
  *	   nextval, setval and pg_sequence_last_value take on it anyway, and
- *	   keep to the end of the transaction), so that a DROP, ALTER SEQUENCE
- *	   or ALTER EXTENSION SET SCHEMA under way is waited for, and one that
- *	   committed is seen, before the fence is read;
+ *	   keep to the end of the transaction), so that a DROP or ALTER
+ *	   SEQUENCE under way is waited for, and one that committed is seen,
+ *	   before the fence is read; for the database's fence, on the epoch's
+ *	   and the lead's sequences too, after the fence's, which its writers
+ *	   read and write under the tag;
  *	2. an ExclusiveLock on a lock tag of shardid's own, keyed by the
  *	   database and the sequence (0 for the database's fence): the mutex
  *	   of its writers.
  *
  * No SQL function makes the tag (pg_advisory_lock's tags have 1 or 2 in
- * field4, shardid's SHARDID_LOCK_CLASS_*), and the DDL that conflicts
- * with RowExclusiveLock on a sequence (ALTER SEQUENCE, DROP, SET LOGGED)
- * checks ownership before it locks; but CREATE RULE, CREATE TRIGGER,
- * PARTITION OF and REFERENCES lock the relation they name before they
- * check it (docs/design.md, "The writers' locks": not closed yet).  The writers' mutex was
- * once the sequence's ShareUpdateExclusiveLock, which any role that can
- * name the sequence queues for with COMMENT ON SEQUENCE (its ownership is
- * checked once the lock is granted): every writer then queued behind her.
- * pg_locks shows the tag as an advisory lock, database the database's
- * OID, objid the sequence's (0 for the database's fence), objsubid the
- * class.
+ * field4, shardid's SHARDID_LOCK_CLASS_*), and no writer waits for a lock
+ * on the sequences it reads while it holds the tag.  The DDL that
+ * conflicts with RowExclusiveLock on a sequence (ALTER SEQUENCE, DROP,
+ * SET LOGGED) checks ownership before it locks; CREATE RULE, CREATE
+ * TRIGGER, PARTITION OF and REFERENCES lock the relation they name before
+ * they check it, but name lookup checks USAGE on its schema first, and
+ * the extension's sequences are in shardid_internal, which no role but
+ * the extension's owner may use (docs/design.md, "The writers' locks").
+ * A sequence of a role's own is in a schema of hers: whoever she lets use
+ * it can queue in front of that sequence's writers, and of no other's.
+ * The writers' mutex was once the sequence's ShareUpdateExclusiveLock,
+ * which any role that can name the sequence queues for with COMMENT ON
+ * SEQUENCE (its ownership is checked once the lock is granted): every
+ * writer then queued behind her.  pg_locks shows the tag as an advisory
+ * lock, database the database's OID, objid the sequence's (0 for the
+ * database's fence), objsubid the class.
  */
 #define SHARDID_LOCK_CLASS_DB_FENCE		0x5344	/* the database's fence */
 #define SHARDID_LOCK_CLASS_SEQ_FENCE	0x5345	/* a sequence's fence */
@@ -279,31 +310,52 @@ writer_tag(LOCKTAG *tag, Oid seqid, uint16 class)
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0, seqid, class);
 }
 
+/* Let go of relmode on the first n of relids (InvalidOid: none taken). */
+static void
+rels_unlock(const Oid *relids, int n, LOCKMODE relmode)
+{
+	int			i;
+
+	for (i = n - 1; i >= 0; i--)
+		if (OidIsValid(relids[i]))
+			UnlockRelationOid(relids[i], relmode);
+}
+
 /*
- * Take the writers' lock of the fence kept in sequence relid (with class
- * SHARDID_LOCK_CLASS_DB_FENCE, the database's; with tagged, the sequence
- * the tag names), relmode on relid first.  With wait false, false if
- * either is taken; else the waits are the lock manager's, which a cancel,
- * lock_timeout, statement_timeout or a deadlock ends.  After a wait for
- * the tag, the invalidations committed meanwhile are read.
+ * Take the writers' lock of the fence kept in sequence relids[0] (with
+ * class SHARDID_LOCK_CLASS_DB_FENCE, the database's; with tagged, the
+ * sequence the tag names): relmode on each of the nrels sequences of
+ * relids in their order (an InvalidOid is skipped), then the tag.  With
+ * wait false, false if any is taken; else the waits are the lock
+ * manager's, which a cancel, lock_timeout, statement_timeout or a
+ * deadlock ends.  After a wait for the tag, the invalidations committed
+ * meanwhile are read.
  */
 static bool
-writer_lock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class, bool wait)
+writer_lock(const Oid *relids, int nrels, LOCKMODE relmode, Oid tagged,
+			uint16 class, bool wait)
 {
 	LOCKTAG		tag;
+	int			i;
 
-	if (!ConditionalLockRelationOid(relid, relmode))
+	for (i = 0; i < nrels; i++)
 	{
+		if (!OidIsValid(relids[i]) ||
+			ConditionalLockRelationOid(relids[i], relmode))
+			continue;
 		if (!wait)
+		{
+			rels_unlock(relids, i, relmode);
 			return false;
-		LockRelationOid(relid, relmode);
+		}
+		LockRelationOid(relids[i], relmode);
 	}
 	writer_tag(&tag, tagged, class);
 	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
 	{
 		if (!wait)
 		{
-			UnlockRelationOid(relid, relmode);
+			rels_unlock(relids, nrels, relmode);
 			return false;
 		}
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
@@ -313,54 +365,79 @@ writer_lock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class, bool wait)
 }
 
 static void
-writer_unlock(Oid relid, LOCKMODE relmode, Oid tagged, uint16 class)
+writer_unlock(const Oid *relids, int nrels, LOCKMODE relmode, Oid tagged,
+			  uint16 class)
 {
 	LOCKTAG		tag;
 
 	writer_tag(&tag, tagged, class);
 	(void) LockRelease(&tag, ExclusiveLock, false);
-	UnlockRelationOid(relid, relmode);
+	rels_unlock(relids, nrels, relmode);
 }
 
 /* The writers' lock of sequence seqid's own fence. */
 static bool
 seq_lock(Oid seqid, bool wait)
 {
-	return writer_lock(seqid, RowExclusiveLock, seqid,
+	return writer_lock(&seqid, 1, RowExclusiveLock, seqid,
 					   SHARDID_LOCK_CLASS_SEQ_FENCE, wait);
 }
 
 static void
 seq_unlock(Oid seqid)
 {
-	writer_unlock(seqid, RowExclusiveLock, seqid, SHARDID_LOCK_CLASS_SEQ_FENCE);
+	writer_unlock(&seqid, 1, RowExclusiveLock, seqid,
+				  SHARDID_LOCK_CLASS_SEQ_FENCE);
 }
+
+/*
+ * The extension's sequences whose locks the database fence's lock takes,
+ * in member() order: the fence, the epoch, the lead.  db_locked holds
+ * those taken by the lock this backend holds, for db_fence_unlock: a
+ * sequence not found then (a database at 1.0) is not let go of, should it
+ * be found by then.
+ */
+static Oid	db_locked[MEMBER_COUNT];
 
 /*
  * Take the lock that serializes every reader and writer of the current
  * database's fence, and return the fence's relid; InvalidOid if the
  * database has no fence or, with wait false, another backend holds the
- * lock.  relmode is RowExclusiveLock, but for a DROP of the extension:
+ * lock.  relmode, on the fence, the epoch and the lead in that order
+ * before the tag, is RowExclusiveLock, but for a DROP of the extension:
  * AccessExclusiveLock, which it is about to take anyway, so that it never
  * holds the writers' tag while it waits for a writer's RowExclusiveLock.
+ * Every writer holds the three before the tag, and reads or writes no
+ * other sequence of the extension's under it: none waits for a lock on
+ * them with the tag held.
  */
 static Oid
 db_fence_lock_mode(bool wait, LOCKMODE relmode)
 {
 	for (;;)
 	{
-		Oid			relid = fence_relid();
+		Oid			relids[MEMBER_COUNT];
+		bool		same = true;
+		int			i;
 
-		if (!OidIsValid(relid))
+		for (i = 0; i < (int) MEMBER_COUNT; i++)
+			relids[i] = member(i);
+		if (!OidIsValid(relids[0]))
 			return InvalidOid;
-		if (!writer_lock(relid, relmode, InvalidOid,
+		if (!writer_lock(relids, MEMBER_COUNT, relmode, InvalidOid,
 						 SHARDID_LOCK_CLASS_DB_FENCE, wait))
 			return InvalidOid;
 
-		/* the locks brought in invalidations: is it still the fence? */
-		if (fence_relid() == relid)
-			return relid;
-		writer_unlock(relid, relmode, InvalidOid, SHARDID_LOCK_CLASS_DB_FENCE);
+		/* the locks brought in invalidations: are they still the members? */
+		for (i = 0; i < (int) MEMBER_COUNT; i++)
+			same &= member(i) == relids[i];
+		if (same)
+		{
+			memcpy(db_locked, relids, sizeof(db_locked));
+			return relids[0];
+		}
+		writer_unlock(relids, MEMBER_COUNT, relmode, InvalidOid,
+					  SHARDID_LOCK_CLASS_DB_FENCE);
 		if (!wait)
 			return InvalidOid;
 	}
@@ -375,7 +452,8 @@ db_fence_lock(bool wait)
 static void
 db_fence_unlock(Oid relid)
 {
-	writer_unlock(relid, RowExclusiveLock, InvalidOid,
+	Assert(relid == db_locked[0]);
+	writer_unlock(db_locked, MEMBER_COUNT, RowExclusiveLock, InvalidOid,
 				  SHARDID_LOCK_CLASS_DB_FENCE);
 }
 
@@ -2111,9 +2189,9 @@ shardid_fence_before_drop(void)
 	 * The fence's lock, to the end of the transaction: no fence of the
 	 * database moves past the one read here while the drop runs, so every
 	 * ID issued meanwhile is at or before it.  With the AccessExclusiveLock
-	 * the drop takes on the fence anyway, taken first: writers wait for it
-	 * before they take the writers' tag, never holding the tag while the
-	 * drop waits for them.
+	 * the drop takes on the fence, the epoch and the lead anyway, taken
+	 * first: writers wait for it before they take the writers' tag, never
+	 * holding the tag while the drop waits for them.
 	 */
 	relid = db_fence_lock_mode(true, AccessExclusiveLock);
 	if (!OidIsValid(relid))

@@ -20,6 +20,12 @@
 #include "layout.h"
 #include "shmem.h"
 
+/*
+ * The schema of the extension's own sequences (since 1.3), which no role
+ * but the extension's owner may use: docs/design.md, "The writers' locks"
+ */
+#define SHARDID_MEMBER_NSPNAME	"shardid_internal"
+
 /* The name of the sequence that holds the database's fence */
 #define SHARDID_FENCE_RELNAME	"shardid_fence"
 
