@@ -53,7 +53,7 @@ include $(PGXS)
 # file, by kind.  The install script is sql/probe.sql, then every file of
 # these folders in this order, each folder's files in name order (views
 # last: they read the functions), then sql/finish.sql (data steps).
-SQL_KINDS = sequences tables functions procedures views
+SQL_KINDS = schemas sequences tables functions procedures views
 SQL_SOURCES = $(foreach k,$(SQL_KINDS),$(sort $(wildcard $(srcdir)/sql/$(k)/*.sql)))
 SQL_REPLACEABLE = $(foreach k,functions procedures views,$(sort $(wildcard $(srcdir)/sql/$(k)/*.sql)))
 JOIN_SQL = awk 'FNR == 1 && NR > 1 { print "" } { print }'

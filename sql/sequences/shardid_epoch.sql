@@ -7,12 +7,12 @@
 -- milliseconds, so that it travels with the data as the fence does.
 --
 
-CREATE SEQUENCE shardid_epoch AS pg_catalog.int8 MINVALUE -1 START WITH -1 NO CYCLE;
+CREATE SEQUENCE shardid_internal.shardid_epoch AS pg_catalog.int8 MINVALUE -1 START WITH -1 NO CYCLE;
 
-COMMENT ON SEQUENCE shardid_epoch IS
+COMMENT ON SEQUENCE shardid_internal.shardid_epoch IS
 'epoch of this database in Unix milliseconds, set by shardid_set_epoch; never set (-1) means the default, 2011-01-01 00:00:00 UTC';
 
-REVOKE ALL ON SEQUENCE shardid_epoch FROM PUBLIC;
+REVOKE ALL ON SEQUENCE shardid_internal.shardid_epoch FROM PUBLIC;
 
 -- pg_dump carries the epoch with the data
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.shardid_epoch'::pg_catalog.regclass, '');
+SELECT pg_catalog.pg_extension_config_dump('shardid_internal.shardid_epoch'::pg_catalog.regclass, '');

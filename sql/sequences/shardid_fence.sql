@@ -5,7 +5,8 @@
 -- value: (value >> 10) - 1 is a time field at or before which it issued
 -- every ID, so that the fence goes wherever the sequence goes (pg_dump -t
 -- and -n, DROP EXTENSION, every table that shares it, WAL and standbys).
--- Each database keeps one more, here, in the sequence shardid_fence: a
+-- Each database keeps one more, here, in the sequence shardid_fence (in
+-- the schema shardid_internal, with the others: sql/schemas/): a
 -- time field at or after every sequence's fence, at or before which the
 -- database issues no ID again, so that a sequence that was set back or
 -- made again starts after every ID the database issued.  It is not
@@ -19,9 +20,9 @@
 -- fences back down after a clock that ran fast.
 --
 
-CREATE SEQUENCE shardid_fence AS pg_catalog.int8 MINVALUE -1 START WITH -1 NO CYCLE;
+CREATE SEQUENCE shardid_internal.shardid_fence AS pg_catalog.int8 MINVALUE -1 START WITH -1 NO CYCLE;
 
-COMMENT ON SEQUENCE shardid_fence IS
+COMMENT ON SEQUENCE shardid_internal.shardid_fence IS
 'durable fence of shardid_next in this database: a time field at or before which no ID is issued again';
 
-REVOKE ALL ON SEQUENCE shardid_fence FROM PUBLIC;
+REVOKE ALL ON SEQUENCE shardid_internal.shardid_fence FROM PUBLIC;

@@ -145,3 +145,49 @@ ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence;
 ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence;
 ALTER EXTENSION shardid DROP SEQUENCE @extschema@.shardid_fence_lead;
 ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence_lead;
+
+-- The extension's own sequences move to a schema of their own, which no
+-- role but the extension's owner may use (sql/schemas/): in the
+-- extension's schema, where PUBLIC may look names up, any role could
+-- queue a lock on them (CREATE RULE, CREATE TRIGGER, PARTITION OF and
+-- REFERENCES lock the relation they name before they check it) behind a
+-- transaction that holds theirs, and every fence writer of the database
+-- then waited behind her.  SET SCHEMA moves each sequence as it is: the
+-- same relation, its value (the fence never goes back), its grants, its
+-- comment, its membership and the epoch's place in pg_dump's
+-- configuration.  Last, and in the order the fence writers lock them (the
+-- fence, the epoch, the lead): from the first, every fence writer of the
+-- database waits for the update to end.  A transaction that holds one of
+-- them (one that read the epoch, say) is waited for at most 5 s: the
+-- update then fails and says so, rather than stop every writer behind
+-- it for as long as that transaction lasts.
+--@ include schemas/shardid_internal.sql
+
+DO $move$
+DECLARE
+	old_timeout pg_catalog.text := pg_catalog.current_setting('lock_timeout');
+BEGIN
+	PERFORM pg_catalog.set_config('lock_timeout', '5000', true);
+	ALTER SEQUENCE @extschema@.shardid_fence SET SCHEMA shardid_internal;
+	ALTER SEQUENCE @extschema@.shardid_epoch SET SCHEMA shardid_internal;
+	ALTER SEQUENCE @extschema@.shardid_fence_lead SET SCHEMA shardid_internal;
+	PERFORM pg_catalog.set_config('lock_timeout', old_timeout, true);
+EXCEPTION WHEN lock_not_available THEN
+	RAISE EXCEPTION USING
+		ERRCODE = 'lock_not_available',
+		MESSAGE = 'the update could not lock the sequences of extension shardid',
+		DETAIL = 'Another transaction held a lock on @extschema@.shardid_fence, shardid_epoch or shardid_fence_lead for 5 s; the update moves them to the schema shardid_internal, and every fence writer of the database waits while it does.',
+		HINT = 'End the transactions that hold them (pg_locks names them), then run the update again.';
+END
+$move$;
+
+-- Owned, as in a fresh install, by the extension's owner, whoever runs
+-- the update.
+DO $owner$
+BEGIN
+	EXECUTE pg_catalog.format('ALTER SCHEMA shardid_internal OWNER TO %s',
+							  (SELECT e.extowner::pg_catalog.regrole::pg_catalog.text
+								 FROM pg_catalog.pg_extension AS e
+								WHERE e.extname OPERATOR(pg_catalog.=) 'shardid'));
+END
+$owner$;
