@@ -192,13 +192,14 @@ sub duplicates
 }
 
 # The fence stored for database $db (default postgres), a time field: the
-# last value of its shardid_fence.  With $seq, the fence the guard goes by
-# for that sequence: the larger of the database's and the one the
-# sequence carries in its value (its last value's time field, less one).
+# last value of its shardid_internal.shardid_fence.  With $seq, the fence
+# the guard goes by for that sequence: the larger of the database's and
+# the one the sequence carries in its value (its last value's time field,
+# less one).
 sub fence_of
 {
 	my ($node, $db, $seq) = @_;
-	my $sql = 'SELECT last_value FROM shardid_fence';
+	my $sql = 'SELECT last_value FROM shardid_internal.shardid_fence';
 	$sql = "SELECT greatest(($sql), (SELECT (last_value >> 10) - 1 FROM $seq))"
 	  if defined $seq;
 	return $node->safe_psql($db // 'postgres', $sql);

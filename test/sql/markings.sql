@@ -41,5 +41,13 @@ SELECT has_function_privilege('public', 'shardid_epoch()', 'EXECUTE') AS public_
        has_function_privilege('public', 'shardid_fence_set(bigint)', 'EXECUTE') AS public_may_set_fence,
        has_function_privilege('public', 'shardid_fence_lower(timestamptz)', 'EXECUTE') AS public_may_lower_fence;
 
+-- The extension's own sequences are in a schema of their own, which no
+-- role but the extension's owner may use: no other can name them, nor so
+-- lock them (docs/design.md, "The writers' locks").
+SELECT has_schema_privilege('public', 'shardid_internal', 'USAGE') AS public_may_use_internal,
+       has_schema_privilege('public', 'shardid_internal', 'CREATE') AS public_may_create_internal,
+       (SELECT count(*) FROM pg_class
+         WHERE relnamespace = 'shardid_internal'::regnamespace) AS relations_internal;
+
 -- shardid_decode gives three named columns.
 SELECT * FROM shardid_decode(0) WHERE false;

@@ -5,7 +5,8 @@
 # at.  mallory, a plain LOGIN role, makes a table whose column DEFAULT
 # calls shardid_next naming, by OID (no privilege is checked when a
 # default is made), the extension's own sequences (shardid_fence,
-# shardid_epoch, shardid_fence_lead) and bob's unrelated invoice
+# shardid_epoch, shardid_fence_lead, in shardid_internal, which she may
+# not use, but an OID needs no lookup) and bob's unrelated invoice
 # sequence.  A superuser's DROP EXTENSION shardid (without CASCADE, which
 # mallory's table makes fail) must leave every one of them as it was:
 # setval is not undone by the failed statement's rollback.  The
@@ -43,7 +44,7 @@ INSERT INTO ids DEFAULT VALUES;
 });
 
 my $state = join " || ' ' || ", map { "(SELECT '$_=' || last_value || '/' || is_called FROM $_)" }
-  qw(shardid_fence shardid_epoch shardid_fence_lead bsch.invoice_no);
+  qw(shardid_internal.shardid_fence shardid_internal.shardid_epoch shardid_internal.shardid_fence_lead bsch.invoice_no);
 $state = "SELECT $state";
 my $before = $node->safe_psql('postgres', $state);
 my $oids = $node->safe_psql('postgres', q{

@@ -290,7 +290,7 @@ set_clock($fresh_clock, 0);
 start_faked($fresh, $fresh_clock);
 command_ok([ 'pg_restore', '-d', $fresh->connstr('postgres'), $dump ],
 	'E: pg_restore into a fresh cluster');
-cmp_ok($fresh->safe_psql('postgres', 'SELECT last_value FROM shardid_fence'), '<',
+cmp_ok($fresh->safe_psql('postgres', 'SELECT last_value FROM shardid_internal.shardid_fence'), '<',
 	max_field($fresh), 'E: the database fence is no dump\'s: the new one knows nothing');
 cmp_ok($fresh->safe_psql('postgres', 'SELECT (last_value >> 10) - 1 FROM s'), '>=',
 	max_field($fresh), 'E: the sequence came with its fence, past every restored ID');
@@ -417,7 +417,7 @@ SELECT extract(epoch FROM max(made) - min(made)) * 1000 FROM ids WHERE phase = '
 my ($lsn1, $writes1, $lead, $fence_file) = split /\|/, $upgraded->safe_psql(
 	'postgres', q{
 SELECT pg_current_wal_lsn(), writes, current_setting('shardid.fence_lead'),
-       pg_relation_filepath('shardid_fence')
+       pg_relation_filepath('shardid_internal.shardid_fence')
   FROM shardid_fence_status WHERE datname = current_database()});
 $lead =~ s/ms$//;
 my $writes = $writes1 - $writes0;

@@ -175,7 +175,7 @@ sub fence_ahead
 	my ($node, $db) = @_;
 	return $node->safe_psql($db // 'postgres',
 		q{SELECT f.last_value - (extract(epoch FROM clock_timestamp() - shardid_epoch()) * 1000)::bigint
-		    FROM shardid_fence f});
+		    FROM shardid_internal.shardid_fence f});
 }
 
 # Every ID once; none later than its row's clock (+1 ms) under its epoch;
@@ -334,13 +334,13 @@ my %denied = (
 	'shardid_fence_set' => q{SELECT shardid_fence_set(1099511627775)},
 	'shardid_fence_reload' => q{SELECT shardid_fence_reload()},
 	'shardid_stats_reset' => q{SELECT shardid_stats_reset()},
-	'setval on shardid_fence' => q{SELECT setval('shardid_fence', 1099511627775)},
-	'nextval on shardid_fence' => q{SELECT nextval('shardid_fence')},
-	'setval on shardid_epoch' => q{SELECT setval('shardid_epoch', 0)},
-	'setval on shardid_fence_lead' => q{SELECT setval('shardid_fence_lead', 3600000)},
-	'ALTER SEQUENCE shardid_fence' => q{ALTER SEQUENCE shardid_fence RESTART WITH 1099511627775},
+	'setval on shardid_fence' => q{SELECT setval('shardid_internal.shardid_fence', 1099511627775)},
+	'nextval on shardid_fence' => q{SELECT nextval('shardid_internal.shardid_fence')},
+	'setval on shardid_epoch' => q{SELECT setval('shardid_internal.shardid_epoch', 0)},
+	'setval on shardid_fence_lead' => q{SELECT setval('shardid_internal.shardid_fence_lead', 3600000)},
+	'ALTER SEQUENCE shardid_fence' => q{ALTER SEQUENCE shardid_internal.shardid_fence RESTART WITH 1099511627775},
 	'SET shardid.debug_fence_write_delay' => q{SET shardid.debug_fence_write_delay = 60000},
-	'shardid_next on the fence' => q{SELECT shardid_next(0, 'shardid_fence')},
+	'shardid_next on the fence' => q{SELECT shardid_next(0, 'shardid_internal.shardid_fence')},
 	'shardid_next on alice\'s sequence' => q{SELECT shardid_next(0, 's')});
 for my $what (sort keys %denied)
 {
@@ -462,7 +462,7 @@ CREATE TEMP SEQUENCE z MAXVALUE 1125899906842624;
 SELECT shardid_next(0, 'z');} ],
 	[ 'shardid_sequence_lower', 'others\' sequences, the fence, and targets at the ends of time' => qq{
 SELECT shardid_sequence_lower('s', now());
-SELECT shardid_sequence_lower('shardid_fence', now());
+SELECT shardid_sequence_lower('shardid_internal.shardid_fence', now());
 SELECT shardid_sequence_lower('ids', now());
 SELECT shardid_sequence_lower(0::oid::regclass, now());
 CREATE TEMP SEQUENCE x;
@@ -786,6 +786,16 @@ is("$e->{code}: $e->{message}",
 my $dump = "$tmp/epochs.dump";
 command_ok([ 'pg_dump', '-Fc', '-f', $dump, '-d', $ep->connstr('epochs') ],
 	'B: pg_dump of the database');
+# The dump makes the extension, and of its own objects carries only the
+# epoch's value: the schema shardid_internal and its sequences are the
+# extension's members, which CREATE EXTENSION makes.
+my ($script, $script_err) = ('', '');
+IPC::Run::run([ 'pg_restore', '-f', '-', $dump ], '>', \$script, '2>', \$script_err);
+like($script, qr/^CREATE EXTENSION IF NOT EXISTS shardid WITH SCHEMA /m, 'B: the dump makes the extension');
+like($script, qr/^SELECT pg_catalog\.setval\('shardid_internal\.shardid_epoch', /m,
+	'B: the dump sets the epoch');
+unlike($script, qr/CREATE SCHEMA shardid_internal|CREATE SEQUENCE shardid_internal|shardid_internal\.shardid_fence/,
+	'B: the dump makes no schema or sequence of the extension\'s, and carries no fence or lead');
 $ep->safe_psql('postgres', 'CREATE DATABASE epochs_copy');
 command_ok([ 'pg_restore', '-d', $ep->connstr('epochs_copy'), $dump ],
 	'B: pg_restore into a fresh database');
@@ -793,8 +803,14 @@ is($ep->safe_psql('epochs_copy', 'SELECT shardid_epoch()'),
 	$ep->safe_psql('epochs', 'SELECT shardid_epoch()'),
 	'B: the epoch came with the data');
 is( $ep->safe_psql(
-		'epochs_copy', q{SELECT (SELECT last_value FROM shardid_fence), (SELECT last_value FROM shardid_fence_lead)}),
+		'epochs_copy', q{SELECT (SELECT last_value FROM shardid_internal.shardid_fence), (SELECT last_value FROM shardid_internal.shardid_fence_lead)}),
 	'-1|-1', 'B: the database\'s fence and its lead did not: no dump carries them');
+is( $ep->safe_psql(
+		'epochs_copy', q{
+SELECT n.nspowner = e.extowner, has_schema_privilege('public', n.oid, 'USAGE')
+  FROM pg_namespace n, pg_extension e
+ WHERE n.nspname = 'shardid_internal' AND e.extname = 'shardid'}),
+	't|f', 'B: in the restored database, the extension\'s owner owns shardid_internal, and PUBLIC may not use it');
 is( $ep->safe_psql(
 		'epochs_copy', q{SELECT (SELECT (last_value >> 10) - 1 FROM s) >= (SELECT max(id >> 23) FROM ids)}),
 	't', 'B: the sequence came with its fence, past every restored ID');
@@ -887,7 +903,7 @@ LANGUAGE sql AS \$\$
 \$\$;
 SELECT take('d-20s', 100000, 's');
 });
-my $d_lead20 = $ld->safe_psql('postgres', 'SELECT last_value FROM shardid_fence_lead');
+my $d_lead20 = $ld->safe_psql('postgres', 'SELECT last_value FROM shardid_internal.shardid_fence_lead');
 ok($d_lead20 >= 25000 && $d_lead20 < 26000,
 	"D: the lead record says 20 s and a quarter (plus the write's time): $d_lead20");
 cmp_ok(fence_ahead($ld), '>', 15000, 'D: the fence is about 20 s ahead of the clock');
@@ -898,7 +914,7 @@ ok($ld->poll_query_until('postgres', q{SELECT current_setting('shardid.fence_lea
 my $fence_before = fence_of($ld);
 $ld->safe_psql('postgres', q{SELECT take('d-10ms', 1000, 's')});
 is( $ld->safe_psql('postgres',
-		'SELECT (SELECT last_value FROM shardid_fence), (SELECT last_value FROM shardid_fence_lead)'),
+		'SELECT (SELECT last_value FROM shardid_internal.shardid_fence), (SELECT last_value FROM shardid_internal.shardid_fence_lead)'),
 	"$fence_before|$d_lead20",
 	'D: a few more IDs under the small lead: the fence and its lead record stay');
 kill9_and_reap($ld);
@@ -925,7 +941,7 @@ $ld->safe_psql('postgres', q{SELECT take('d-new-lead', 100000, 's')});
 # the record is the reach (10 ms and a quarter: 12) plus the last write's
 # duration, which a loaded machine makes some milliseconds; never the old
 # lead's 25,000
-my $d_lead = $ld->safe_psql('postgres', 'SELECT last_value FROM shardid_fence_lead');
+my $d_lead = $ld->safe_psql('postgres', 'SELECT last_value FROM shardid_internal.shardid_fence_lead');
 ok($d_lead >= 12 && $d_lead < 1000,
 	"D: fences written now record the new lead (10 ms and a quarter, plus the write's time): $d_lead");
 check_ids($ld, 'postgres', 'D');
@@ -1040,7 +1056,7 @@ INSERT INTO ids (phase) SELECT 'e-before' FROM generate_series(1, 100000);
 	# further)
 	is( state_of(
 			$fast, 'postgres', 'postgres',
-			q{SELECT shardid_fence_lower(shardid_created_at(last_value << 23)) FROM shardid_fence}),
+			q{SELECT shardid_fence_lower(shardid_created_at(last_value << 23)) FROM shardid_internal.shardid_fence}),
 		'no error', 'E: another session\'s temp table does not stop shardid_fence_lower');
 	$in .= "\\q\n";
 	$h->finish;

@@ -269,7 +269,7 @@ sub standby_down
 	is($primary->safe_psql($db, $take),
 		'200000', "$what: IDs are issued while the standby is up");
 	$primary->wait_for_catchup($standby);
-	$acked = $standby->safe_psql($db, 'SELECT last_value FROM shardid_fence');
+	$acked = $standby->safe_psql($db, 'SELECT last_value FROM shardid_internal.shardid_fence');
 	is(published($db), $acked,
 		"$what: the published fence is the one the standby replayed");
 	$standby->stop;
@@ -313,7 +313,7 @@ sub waits_at_fence_write
 {
 	my ($app, $db) = @_;
 	my $sql = qq{
-SELECT 'waiting' FROM pg_stat_activity a, shardid_fence f, shardid_fence_status p
+SELECT 'waiting' FROM pg_stat_activity a, shardid_internal.shardid_fence f, shardid_fence_status p
  WHERE a.application_name = '$app' AND a.state = 'active'
    AND a.wait_event_type = 'Extension'
    AND p.datname = current_database() AND f.last_value > p.fence};
@@ -415,7 +415,7 @@ for my $db ('h4sync1', 'h4sync2')
 $primary->wait_for_catchup($standby);
 for my $db ('h4sync1', 'h4sync2')
 {
-	cmp_ok($standby->safe_psql($db, 'SELECT last_value FROM shardid_fence'),
+	cmp_ok($standby->safe_psql($db, 'SELECT last_value FROM shardid_internal.shardid_fence'),
 		'>=', max(0, @{ $fields{$db} // [] }),
 		"A: the standby's fence of $db covers every ID a client got there");
 }

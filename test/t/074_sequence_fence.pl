@@ -498,7 +498,7 @@ if (part('1'))
 	my $count = join(' UNION ALL ', map { "SELECT '$_->{table}', count(*) FROM $_->{table}" } @f)
 	  . q{ UNION ALL SELECT 'tables of the dump', count(*) FROM pg_class WHERE relname LIKE 'v1\_%'};
 	my $before_restore = $one->safe_psql('p1', $count);
-	my $fence_before = $one->safe_psql('p1', 'SELECT last_value FROM shardid_fence');
+	my $fence_before = $one->safe_psql('p1', 'SELECT last_value FROM shardid_internal.shardid_fence');
 
 	my ($out, $err) = ('', '');
 	my $restored = IPC::Run::run(
@@ -510,7 +510,7 @@ if (part('1'))
 	is($one->safe_psql('p1', $count), $before_restore,
 		"$what: the restore rolled back: the database's tables are as before, the dump's are gone");
 	diag "$what: the stored fence went from $fence_before to "
-	  . $one->safe_psql('p1', 'SELECT last_value FROM shardid_fence')
+	  . $one->safe_psql('p1', 'SELECT last_value FROM shardid_internal.shardid_fence')
 	  . ' with the failed restore';
 
 	my $last = max map { last_time($one, 'p1', $_) } live(\@f);
@@ -1026,14 +1026,16 @@ SELECT coalesce(string_agg(format('%s>%s', roleid::regrole, member::regrole), ' 
 my ($roles0, $alice_sequences);
 
 # How many ms the fence of $db (stored, and as this server knows it) is
-# ahead of the clock, or why it could not be read.
+# ahead of the clock, or why it could not be read.  The stored one is in
+# shardid_internal since 1.3, in the extension's schema before.
 sub fence_ahead
 {
 	my ($db) = @_;
 	my $e = sql_outcome(
 		$two, $db, qq{
 SELECT max(f) - (extract(epoch FROM clock_timestamp()) * 1000)::bigint + $epoch_ms
-  FROM (SELECT last_value FROM shardid_fence
+  FROM (SELECT pg_sequence_last_value(coalesce(to_regclass('shardid_internal.shardid_fence'),
+                                              to_regclass('shardid_fence')))
         UNION ALL SELECT fence FROM shardid_fence_status WHERE datname = current_database()) AS x(f)});
 	return $e->{code} eq 'none' ? $e->{out} =~ s/\s+$//r : "unreadable: $e->{code} $e->{message}";
 }
@@ -1166,11 +1168,11 @@ INSERT INTO mallory.t DEFAULT VALUES;}, user => 'mallory');
 	after_attack('sec', 'MEDIUM DoS, after mallory\'s rollback');
 
 	# shardid_fence_lower above the fence.
-	my $fence = $two->safe_psql('sec', 'SELECT last_value FROM shardid_fence');
+	my $fence = $two->safe_psql('sec', 'SELECT last_value FROM shardid_internal.shardid_fence');
 	$e = sql_outcome($two, 'sec', q{SELECT shardid_fence_lower(now() + interval '1 hour')});
 	is($e->{code}, '55000', 'shardid_fence_lower(now() + 1 hour) is refused (55000)')
 	  or diag explain $e;
-	is($two->safe_psql('sec', 'SELECT last_value FROM shardid_fence'),
+	is($two->safe_psql('sec', 'SELECT last_value FROM shardid_internal.shardid_fence'),
 		$fence, 'shardid_fence_lower(now() + 1 hour): the fence is unchanged');
 	after_attack('sec', 'after shardid_fence_lower(now() + 1 hour)');
 

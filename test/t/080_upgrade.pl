@@ -28,7 +28,14 @@
 #   - a 1.2 partition log that holds rows no run wrote (a plain role's,
 #     for its own table, one with an epoch of 'infinity' that stops
 #     shardid_partition_status for every reader) is updated to 1.3: those
-#     rows go, the run it recorded stays, and the status works.
+#     rows go, the run it recorded stays, and the status works;
+#   - the update to 1.3 moves the extension's sequences into the schema
+#     shardid_internal as they are (the same relations, the fence's value
+#     kept); a schema of that name that is not the extension's stops
+#     CREATE EXTENSION and the update (42P06), and until then the library
+#     ignores it, and a sequence a plain role put in it; the update run by
+#     another superuser gives the schema to the extension's owner, as a
+#     fresh install does.
 
 use strict;
 use warnings;
@@ -108,6 +115,10 @@ SELECT format('policy %s on %s cmd=%s roles=%s permissive=%s using=%s check=%s',
               pg_get_expr(pol.polwithcheck, pol.polrelid))
   FROM pg_policy pol
   JOIN member m ON m.classid = 'pg_class'::regclass AND m.objid = pol.polrelid
+UNION ALL
+SELECT format('schema %s owner=%s acl=%s', n.nspname, n.nspowner::regrole, n.nspacl)
+  FROM pg_namespace n
+  JOIN member m ON m.classid = 'pg_namespace'::regclass AND m.objid = n.oid
 UNION ALL
 SELECT format('config %s %s', c::regclass, x)
   FROM pg_extension e, unnest(e.extconfig) WITH ORDINALITY AS u(c, i),
@@ -283,14 +294,24 @@ CREATE TABLE restored (id bigint DEFAULT shardid_next(8, 'restored_seq'));
 CREATE SEQUENCE narrow_seq AS integer;
 CREATE TABLE narrow (id bigint DEFAULT shardid_next(8, 'narrow_seq'));
 });
+my $fence12 = $node->safe_psql('postgres',
+	q{SELECT 'shardid_fence'::regclass::oid || ' ' || last_value FROM shardid_fence});
 my ($upd_out, $upd_err) = ('', '');
 $node->psql('postgres', q{ALTER EXTENSION shardid UPDATE TO '1.3'},
 	stdout => \$upd_out, stderr => \$upd_err, on_error_die => 1);
+my ($fence12_oid, $fence12_value) = split / /, $fence12;
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT 'shardid_internal.shardid_fence'::regclass::oid = $fence12_oid,
+       (SELECT last_value FROM shardid_internal.shardid_fence) >= $fence12_value,
+       to_regclass('public.shardid_fence') IS NULL}),
+	't|t|t',
+	'the update moved the fence to shardid_internal as it was: the same sequence, its value kept');
 like($upd_err, qr/WARNING:  sequence narrow_seq cannot carry the durable fence of its IDs/,
 	'the update warns of a sequence that cannot carry a fence');
 is( $node->safe_psql(
 		'postgres', q{
-SELECT last_value = ((SELECT last_value FROM shardid_fence) + 1) << 10, NOT is_called
+SELECT last_value = ((SELECT last_value FROM shardid_internal.shardid_fence) + 1) << 10, NOT is_called
   FROM restored_seq;
 SELECT last_value, is_called FROM narrow_seq}),
 	"t|t\n1|f",
@@ -364,12 +385,62 @@ is($node->safe_psql('fresh11', $catalog_query), $fresh13,
 is($node->safe_psql('fresh12', $catalog_query), $fresh13,
 	'1.2 updated to 1.3 has the catalog of a fresh 1.3 install');
 unlike($fresh13, qr/shardid_library_probe/, 'the library probe leaves nothing behind');
-is(join(' ', sort $fresh13 =~ /^config (\S+) $/mg), 'shardid_epoch',
+is(join(' ', sort $fresh13 =~ /^config (\S+) $/mg), 'shardid_internal.shardid_epoch',
 	'1.3: only the epoch is extension configuration: no dump carries the fence, no restore sets it');
 like($fresh13, qr/^function shardid_sequence_lower\(regclass,timestamp with time zone\) volatile=v strict=t parallel=u /m,
 	'the comparison covers the 1.3 functions');
 like($fresh13, qr/^constraint shardid_partition_log CHECK \(\(isfinite\(epoch\) AND /m,
 	'the comparison covers the partition log\'s checks');
+like($fresh13, qr/^schema shardid_internal owner=\S+ acl=$/m,
+	'1.3: the schema shardid_internal is the extension\'s, with no grant to any role');
+like($fresh13, qr/^sequence shardid_internal\.shardid_fence owner=/m,
+	'1.3: the fence is in shardid_internal');
+
+# 7. The name shardid_internal taken by a schema that is not the
+#    extension's: CREATE EXTENSION and the update from 1.2 stop (42P06),
+#    and until the update the library goes by the extension's schema,
+#    ignoring a sequence a plain role put in that schema under the
+#    fence's name.  The update then, run by another superuser than the
+#    extension's owner, gives the schema to the owner.
+$node->safe_psql('postgres', q{
+CREATE DATABASE clash13;
+CREATE DATABASE clash12;
+CREATE ROLE squatter LOGIN;
+GRANT CREATE ON DATABASE clash13, clash12 TO squatter;
+CREATE ROLE admin2 SUPERUSER LOGIN;
+});
+$node->safe_psql('clash13', 'CREATE SCHEMA shardid_internal', extra_params => [ '-U', 'squatter' ]);
+is(sql_error($node, 'CREATE EXTENSION shardid', 'clash13'),
+	'42P06: schema "shardid_internal" already exists',
+	'CREATE EXTENSION stops at a schema shardid_internal it did not make (42P06)');
+$node->safe_psql('clash12', q{
+CREATE EXTENSION shardid VERSION '1.2';
+CREATE SEQUENCE ids_seq;
+SELECT shardid_next(1, 'ids_seq');
+});
+$node->safe_psql('clash12', q{
+CREATE SCHEMA shardid_internal;
+CREATE SEQUENCE shardid_internal.shardid_fence AS bigint MINVALUE -1 START WITH -1;
+}, extra_params => [ '-U', 'squatter' ]);
+is(sql_error($node, q{ALTER EXTENSION shardid UPDATE TO '1.3'}, 'clash12'),
+	'42P06: schema "shardid_internal" already exists',
+	'the update from 1.2 stops at a schema shardid_internal it did not make (42P06)');
+$node->safe_psql('clash12', q{SELECT shardid_fence_reload(); SELECT count(shardid_next(1, 'ids_seq')) FROM generate_series(1, 10000)});
+is( $node->safe_psql(
+		'clash12', q{
+SELECT extversion FROM pg_extension WHERE extname = 'shardid';
+SELECT last_value, is_called FROM shardid_internal.shardid_fence;
+SELECT last_value > 0 FROM public.shardid_fence}),
+	"1.2\n-1|f\nt",
+	'at 1.2, the library writes the extension\'s fence, not the plain role\'s sequence of its name');
+$node->safe_psql('clash12', 'DROP SCHEMA shardid_internal CASCADE');
+$node->safe_psql('clash12', q{ALTER EXTENSION shardid UPDATE TO '1.3'}, extra_params => [ '-U', 'admin2' ]);
+# (the objects the update makes are the updater's, as PostgreSQL makes
+# them: only the schema's line is compared)
+my ($schema13) = $fresh13 =~ /^(schema shardid_internal owner=.*)$/m;
+my ($schema_admin2) = $node->safe_psql('clash12', $catalog_query) =~ /^(schema shardid_internal owner=.*)$/m;
+is($schema_admin2, $schema13,
+	'1.2 updated to 1.3 by another superuser: the schema is the extension\'s owner\'s, as in a fresh install');
 
 $node->safe_psql('postgres',
 	q{INSERT INTO posts (phase) SELECT '1.3' FROM generate_series(1, 100000)});

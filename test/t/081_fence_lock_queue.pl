@@ -14,7 +14,8 @@
 # COMMENT's lock does not conflict with.
 #
 # A plain LOGIN role, mallory, runs COMMENT ON SEQUENCE in a loop from two
-# sessions: M1 on shardid_fence, M2 on alice's sequence s, which
+# sessions: M1 on shardid_internal.shardid_fence (which she may not even
+# look up: 42501 before any lock), M2 on alice's sequence s in public, which
 # shardid_next uses.  Meanwhile writer W1 holds both fences' writers'
 # locks: it sleeps inside a fence write of s (shardid.debug_fence_write_delay
 # = 60 s, within the database fence's write).  Once mallory is either
@@ -26,6 +27,28 @@
 #     each, never M1 or M2;
 #   - neither M1 nor M2 waits for a lock;
 #   - once W1 is cancelled (57014), W2 and W3 each get their ID.
+#
+# Part 2: the extension's own sequences (the fence, the epoch, the lead)
+# are in the schema shardid_internal, which no role but the extension's
+# owner may use (review, HIGH).  A few commands lock the relation they
+# name before they check its kind or owner (CREATE RULE and CREATE
+# TABLE ... PARTITION OF: AccessExclusiveLock; ATTACH PARTITION; CREATE
+# TRIGGER and a foreign key's REFERENCES: ShareRowExclusiveLock): in the
+# extension's schema, with a transaction holding RowExclusiveLock on one
+# of the sequences, mallory's request queued behind it and every fence
+# writer of the database behind her, until that transaction ended.  Here
+# H1, mallory's own session, holds the epoch's lock (BEGIN; SELECT
+# shardid_epoch(), then idle), and H2 holds all three, as an open fence
+# writer's transaction does.  Mallory then runs each of those commands
+# against each sequence, by its schema-qualified name, by its 1.2 name in
+# public, and through her search_path: each fails with 42501 (permission
+# denied for schema shardid_internal) or 42P01 (not found), never waits
+# for a lock (her lock_timeout would end such a wait with 55P03, the
+# session is seen waiting or finished, never assumed done).  Then writer
+# W, with H1 and H2 still open, issues IDs until the database's fence has
+# been written three more times: it waits for no lock (pg_blocking_pids),
+# and finishes.
+#
 # Nothing here depends on how long a step takes: the states are read from
 # pg_stat_activity and pg_locks, every wait bounded by poll_query_until.
 
@@ -92,7 +115,7 @@ SELECT EXISTS (SELECT FROM pg_stat_activity
 # Mallory: COMMENT ON SEQUENCE in a loop, each refused (42501) once it
 # has the lock, from two sessions.
 my %m;
-for my $target ([ 'M1', 'public.shardid_fence' ], [ 'M2', 'public.s' ])
+for my $target ([ 'M1', 'shardid_internal.shardid_fence' ], [ 'M2', 'public.s' ])
 {
 	my ($name, $seq) = @$target;
 	my $h = $node->background_psql(
@@ -187,6 +210,139 @@ $node->safe_psql('postgres', "SELECT pg_cancel_backend(pid) FROM pg_stat_activit
 $_->{h}->quit for values %m;
 $_->{h}->quit for values %w;
 $w1->quit;
+
+# ---------------------------------------------------------------------
+# Part 2: no role can name the extension's sequences, nor so lock them.
+# ---------------------------------------------------------------------
+my @members = qw(shardid_fence shardid_epoch shardid_fence_lead);
+is( $node->safe_psql(
+		'postgres', q{
+SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
+  FROM pg_class c
+ WHERE c.relnamespace = 'shardid_internal'::regnamespace
+   AND c.relkind = 'S'
+   AND EXISTS (SELECT FROM pg_depend d
+                WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e');
+SELECT has_schema_privilege('mallory', 'shardid_internal', 'USAGE'),
+       has_schema_privilege('alice', 'shardid_internal', 'USAGE'),
+       has_schema_privilege('public', 'shardid_internal', 'USAGE');
+SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace
+   AND relname IN ('shardid_fence', 'shardid_epoch', 'shardid_fence_lead')}),
+	"shardid_epoch shardid_fence shardid_fence_lead\nf|f|f\n0",
+	'the extension\'s sequences are in shardid_internal, which mallory, alice and PUBLIC may not use');
+
+# Mallory's objects for the attempts: a trigger function, a partitioned
+# table, and a table of the outcomes.
+$node->safe_psql(
+	'postgres', q{
+CREATE FUNCTION m.trg() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$;
+CREATE TABLE m.pp (a bigint) PARTITION BY LIST (a);
+CREATE TABLE m.outcome (what text NOT NULL, state text NOT NULL);
+}, extra_params => [ '-U', 'mallory' ]);
+
+# H1: mallory's own transaction that read the epoch, left open.
+my $h1 = $node->background_psql('postgres', on_error_stop => 0, extra_params => [ '-U', 'mallory' ]);
+my $h1_pid = $h1->query_safe('SELECT pg_backend_pid()');
+$h1->query_safe('BEGIN');
+$h1->query_safe('SELECT shardid_epoch()');
+# H2: a transaction that holds all three, as an open fence writer's does.
+my $h2 = $node->background_psql('postgres', on_error_stop => 0);
+my $h2_pid = $h2->query_safe('SELECT pg_backend_pid()');
+$h2->query_safe('BEGIN');
+$h2->query_safe(join ', ', 'SELECT 1',
+	map { "pg_sequence_last_value('shardid_internal.$_')" } @members);
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT string_agg(format('%s:%s', CASE pid WHEN $h1_pid THEN 'H1' ELSE 'H2' END, c.relname), ' '
+                  ORDER BY pid = $h2_pid, c.relname)
+  FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+ WHERE l.pid IN ($h1_pid, $h2_pid) AND l.mode = 'RowExclusiveLock' AND l.granted
+   AND c.relnamespace = 'shardid_internal'::regnamespace}),
+	'H1:shardid_epoch H2:shardid_epoch H2:shardid_fence H2:shardid_fence_lead',
+	'H1 (mallory) holds RowExclusiveLock on the epoch, H2 on all three');
+
+# Every attempt, on every sequence, under every name.  Each runs in its
+# own subtransaction; its outcome is its SQLSTATE.
+my @attempts;
+for my $seq (@members)
+{
+	for my $name ("shardid_internal.$seq", "public.$seq", $seq)
+	{
+		push @attempts,
+		  [ "CREATE RULE on $name", "CREATE RULE r AS ON INSERT TO $name DO INSTEAD NOTHING" ],
+		  [ "CREATE TRIGGER on $name",
+			"CREATE TRIGGER t BEFORE INSERT ON $name FOR EACH ROW EXECUTE FUNCTION m.trg()" ],
+		  [ "PARTITION OF $name", "CREATE TEMP TABLE p PARTITION OF $name FOR VALUES IN (1)" ],
+		  [ "ATTACH PARTITION $name", "ALTER TABLE m.pp ATTACH PARTITION $name FOR VALUES IN (1)" ],
+		  [ "REFERENCES $name", "CREATE TEMP TABLE f (a bigint REFERENCES $name)" ],
+		  [ "COMMENT ON SEQUENCE $name", "COMMENT ON SEQUENCE $name IS 'mallory'" ],
+		  [ "LOCK $name", "LOCK TABLE $name IN ACCESS EXCLUSIVE MODE" ];
+	}
+}
+my $block = join '', map {
+	my ($what, $sql) = @$_;
+	$sql =~ s/'/''/g;
+	qq{\tBEGIN\n\t\tEXECUTE '$sql';\n\t\tINSERT INTO m.outcome VALUES ('$what', 'ok');\n}
+	  . qq{\tEXCEPTION WHEN OTHERS THEN\n\t\tINSERT INTO m.outcome VALUES ('$what', SQLSTATE);\n\tEND;\n}
+} @attempts;
+my $m3 = $node->background_psql('postgres', on_error_stop => 0, extra_params => [ '-U', 'mallory' ]);
+my $m3_pid = $m3->query_safe('SELECT pg_backend_pid()');
+# the unqualified names go through her search_path, where the schema is
+# listed but skipped (no USAGE)
+$m3->query_safe(q{SET search_path = shardid_internal, public, m});
+$m3->query_safe(q{SET lock_timeout = '300s'});
+$m3->query_until(qr/m3-attempts/, "\\echo m3-attempts\nDO \$\$\nBEGIN\n$block END \$\$;\n");
+ok( $node->poll_query_until(
+		'postgres', qq{
+SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $m3_pid AND wait_event_type = 'Lock')
+    OR (SELECT count(*) FROM m.outcome) = } . scalar(@attempts)),
+	'mallory\'s attempts are either all done or waiting for a lock');
+is($node->safe_psql('postgres', qq{SELECT count(*) FROM pg_stat_activity WHERE pid = $m3_pid AND wait_event_type = 'Lock'}),
+	'0', 'mallory waits for no lock: none of her attempts queued');
+my %outcome = map { split /\|/ } split /\n/,
+  $node->safe_psql('postgres', 'SELECT what, state FROM m.outcome');
+for my $attempt (@attempts)
+{
+	my $what = $attempt->[0];
+	my $want = $what =~ /shardid_internal\./ ? '42501' : '42P01';
+	is($outcome{$what} // 'none', $want,
+		"mallory: $what fails at once with $want (" . ($want eq '42501' ? 'no USAGE on the schema' : 'not found') . ')');
+}
+
+# W: with H1 and H2 open, IDs until the database's fence is written three
+# more times; each write takes RowExclusiveLock on the three sequences and
+# then the writers' tag.
+my $writes0 = $node->safe_psql('postgres',
+	q{SELECT writes FROM shardid_fence_status WHERE datname = current_database()});
+my $w = $node->background_psql('postgres', on_error_stop => 0);
+my $w_pid = $w->query_safe('SELECT pg_backend_pid()');
+$w->query_until(
+	qr/w-loop/, qq{\\echo w-loop
+DO \$\$
+BEGIN
+	LOOP
+		PERFORM shardid_next(1, 't');
+		EXIT WHEN (SELECT writes FROM shardid_fence_status
+		            WHERE datname = current_database()) >= $writes0 + 3;
+	END LOOP;
+END \$\$;
+SELECT 'w-done';
+});
+ok( $node->poll_query_until(
+		'postgres', qq{
+SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $w_pid AND state = 'active')
+    OR cardinality(pg_blocking_pids($w_pid)) > 0}),
+	'W finished, or is blocked');
+is($node->safe_psql('postgres', "SELECT array_to_string(pg_blocking_pids($w_pid), ',')"),
+	'', 'W is blocked by no one');
+cmp_ok($node->safe_psql('postgres',
+		q{SELECT writes FROM shardid_fence_status WHERE datname = current_database()}),
+	'>=', $writes0 + 3,
+	'W wrote the database\'s fence three times while H1 and H2 held the sequences');
+
+$h1->query_safe('ROLLBACK');
+$h2->query_safe('ROLLBACK');
+$_->quit for ($h1, $h2, $m3, $w);
 $node->stop;
 
 done_testing();
