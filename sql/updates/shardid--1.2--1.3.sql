@@ -176,7 +176,7 @@ EXCEPTION WHEN lock_not_available THEN
 	RAISE EXCEPTION USING
 		ERRCODE = 'lock_not_available',
 		MESSAGE = 'the update could not lock the sequences of extension shardid',
-		DETAIL = 'Another transaction held a lock on @extschema@.shardid_fence, shardid_epoch or shardid_fence_lead for 5 s; the update moves them to the schema shardid_internal, and every fence writer of the database waits while it does.',
+		DETAIL = 'Another transaction held a lock on shardid_fence, shardid_epoch or shardid_fence_lead for 5 s; the update moves them to the schema shardid_internal, and every fence writer of the database waits while it does.',
 		HINT = 'End the transactions that hold them (pg_locks names them), then run the update again.';
 END
 $move$;
