@@ -330,15 +330,16 @@ SELECT 'w-done';
 });
 ok( $node->poll_query_until(
 		'postgres', qq{
-SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $w_pid AND state = 'active')
+SELECT (SELECT writes FROM shardid_fence_status WHERE datname = current_database()) >= $writes0 + 3
     OR cardinality(pg_blocking_pids($w_pid)) > 0}),
-	'W finished, or is blocked');
+	'the database\'s fence was written three times, or W is blocked');
 is($node->safe_psql('postgres', "SELECT array_to_string(pg_blocking_pids($w_pid), ',')"),
 	'', 'W is blocked by no one');
 cmp_ok($node->safe_psql('postgres',
 		q{SELECT writes FROM shardid_fence_status WHERE datname = current_database()}),
 	'>=', $writes0 + 3,
 	'W wrote the database\'s fence three times while H1 and H2 held the sequences');
+like($w->query('SELECT 1') // '', qr/w-done/, 'W\'s loop ended');
 
 $h1->query_safe('ROLLBACK');
 $h2->query_safe('ROLLBACK');
