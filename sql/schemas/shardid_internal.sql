@@ -32,9 +32,9 @@ COMMENT ON SCHEMA shardid_internal IS
 -- No role but the owner: also none that default privileges granted it to.
 DO $usage$
 DECLARE
-	grantee pg_catalog.text;
+	role_name pg_catalog.text;
 BEGIN
-	FOR grantee IN
+	FOR role_name IN
 		SELECT DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) '0'::pg_catalog.oid THEN 'PUBLIC'
 							 ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END
 		  FROM pg_catalog.pg_namespace AS n,
@@ -42,7 +42,7 @@ BEGIN
 		 WHERE n.nspname OPERATOR(pg_catalog.=) 'shardid_internal'
 		   AND a.grantee OPERATOR(pg_catalog.<>) n.nspowner
 	LOOP
-		EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid_internal FROM %s', grantee);
+		EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA shardid_internal FROM %s', role_name);
 	END LOOP;
 END
 $usage$;
