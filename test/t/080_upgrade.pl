@@ -35,7 +35,7 @@
 #     CREATE EXTENSION and the update (42P06), and until then the library
 #     ignores it, and a sequence a plain role put in it; the update run by
 #     another superuser gives the schema to the extension's owner, as a
-#     fresh install does.
+#     fresh install does; default privileges give the schema to no role.
 
 use strict;
 use warnings;
@@ -435,6 +435,19 @@ SELECT last_value > 0 FROM public.shardid_fence}),
 	'at 1.2, the library writes the extension\'s fence, not the plain role\'s sequence of its name');
 $node->safe_psql('clash12', 'DROP SCHEMA shardid_internal CASCADE');
 $node->safe_psql('clash12', q{ALTER EXTENSION shardid UPDATE TO '1.3'}, extra_params => [ '-U', 'admin2' ]);
+# Default privileges that grant every new schema to PUBLIC and to a role
+# give shardid_internal to neither.
+$node->safe_psql('postgres', q{CREATE DATABASE defpriv; CREATE ROLE reader});
+$node->safe_psql('defpriv', q{
+ALTER DEFAULT PRIVILEGES GRANT USAGE, CREATE ON SCHEMAS TO PUBLIC, reader;
+CREATE EXTENSION shardid;
+});
+is( $node->safe_psql(
+		'defpriv', q{
+SELECT has_schema_privilege('public', 'shardid_internal', 'USAGE'),
+       has_schema_privilege('reader', 'shardid_internal', 'USAGE'),
+       has_schema_privilege('reader', 'shardid_internal', 'CREATE')}),
+	'f|f|f', 'default privileges on schemas give shardid_internal to no role');
 # (the objects the update makes are the updater's, as PostgreSQL makes
 # them: only the schema's line is compared)
 my ($schema13) = $fresh13 =~ /^(schema shardid_internal owner=.*)$/m;
