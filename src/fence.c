@@ -166,51 +166,44 @@ shardid_extension_lookup(Oid *nspid, Oid *owner)
 }
 
 /*
- * The schema that keeps the extension's own sequences: shardid_internal,
- * which no role but the extension's owner may use, so that no other role
- * can name them, nor so lock them (docs/design.md, "The writers' locks");
- * in a database still at 1.2 or before, where this library may run
- * before ALTER EXTENSION UPDATE, the extension's schema.  Found by name,
- * the schema counts only if it is the extension's own.
- */
-static Oid
-member_namespace(Oid extoid, Oid extnspid)
-{
-	Oid			nspid = get_namespace_oid(SHARDID_MEMBER_NSPNAME, true);
-
-	if (OidIsValid(nspid) &&
-		getExtensionOfObject(NamespaceRelationId, nspid) == extoid)
-		return nspid;
-	return extnspid;
-}
-
-/*
- * The extension's own logged sequence named relname in the schema of its
- * sequences, or InvalidOid if the extension or the sequence is absent.  A
- * relation of that name that is not the extension's own is refused: it
- * was found by name (CVE-2022-2625's class), and in a database still at
- * 1.2 or before could have been put there by anyone with CREATE on the
- * extension's schema.
+ * The extension's own logged sequence named relname, or InvalidOid if the
+ * extension or the sequence is absent.  It is looked for in the schema
+ * shardid_internal, which no role but the extension's owner may use, so
+ * that no other role can name it, nor so lock it (docs/design.md, "The
+ * writers' locks"); then in the extension's schema, where it is in a
+ * database still at 1.2 or before, which this library may serve before
+ * ALTER EXTENSION UPDATE.  Found by name, a relation counts only if it is
+ * the extension's own (CVE-2022-2625's class): anyone with CREATE on the
+ * database can make a schema of that name, and in a database at 1.2,
+ * anyone with CREATE on the extension's schema a relation there.  The
+ * schema itself need not be the extension's: its owner may have taken it
+ * out of the extension (ALTER EXTENSION ... DROP SCHEMA), and its
+ * sequences are then still there, still the extension's.
  */
 static Oid
 member_lookup(const char *relname)
 {
-	Oid			nspid;
-	Oid			extoid = shardid_extension_lookup(&nspid, NULL);
-	Oid			relid;
+	Oid			nspids[2];
+	Oid			extoid = shardid_extension_lookup(&nspids[1], NULL);
+	int			i;
 
 	if (!OidIsValid(extoid))
 		return InvalidOid;
-	relid = get_relname_relid(relname, member_namespace(extoid, nspid));
-	if (!OidIsValid(relid))
-		return InvalidOid;
+	nspids[0] = get_namespace_oid(SHARDID_MEMBER_NSPNAME, true);
+	for (i = 0; i < (int) lengthof(nspids); i++)
+	{
+		Oid			relid;
 
-	/* found by name: only the extension's own logged sequence counts */
-	if (getExtensionOfObject(RelationRelationId, relid) != extoid ||
-		get_rel_relkind(relid) != RELKIND_SEQUENCE ||
-		get_rel_persistence(relid) != RELPERSISTENCE_PERMANENT)
-		return InvalidOid;
-	return relid;
+		if (!OidIsValid(nspids[i]))
+			continue;
+		relid = get_relname_relid(relname, nspids[i]);
+		if (OidIsValid(relid) &&
+			getExtensionOfObject(RelationRelationId, relid) == extoid &&
+			get_rel_relkind(relid) == RELKIND_SEQUENCE &&
+			get_rel_persistence(relid) == RELPERSISTENCE_PERMANENT)
+			return relid;
+	}
+	return InvalidOid;
 }
 
 /*
