@@ -158,26 +158,38 @@ ALTER EXTENSION shardid ADD SEQUENCE @extschema@.shardid_fence_lead;
 -- configuration.  Last, and in the order the fence writers lock them (the
 -- fence, the epoch, the lead): from the first, every fence writer of the
 -- database waits for the update to end.  A transaction that holds one of
--- them (one that read the epoch, say) is waited for at most 5 s: the
--- update then fails and says so, rather than stop every writer behind
--- it for as long as that transaction lasts.
+-- them (one that read the epoch, say) is waited for in tries of 100 ms,
+-- for 5 s: the update then fails and says so, rather than stop every
+-- writer behind it for as long as that transaction lasts.
 --@ include schemas/shardid_internal.sql
 
 DO $move$
 DECLARE
 	old_timeout pg_catalog.text := pg_catalog.current_setting('lock_timeout');
+	deadline pg_catalog.timestamptz := pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) '5 s'::pg_catalog.interval;
 BEGIN
-	PERFORM pg_catalog.set_config('lock_timeout', '5000', true);
-	ALTER SEQUENCE @extschema@.shardid_fence SET SCHEMA shardid_internal;
-	ALTER SEQUENCE @extschema@.shardid_epoch SET SCHEMA shardid_internal;
-	ALTER SEQUENCE @extschema@.shardid_fence_lead SET SCHEMA shardid_internal;
+	-- Each try waits 100 ms at most, and lets go of what it took if it
+	-- fails, so that the writers queued behind it wait no longer than
+	-- that; tries go on for 5 s.
+	PERFORM pg_catalog.set_config('lock_timeout', '100', true);
+	LOOP
+		BEGIN
+			ALTER SEQUENCE @extschema@.shardid_fence SET SCHEMA shardid_internal;
+			ALTER SEQUENCE @extschema@.shardid_epoch SET SCHEMA shardid_internal;
+			ALTER SEQUENCE @extschema@.shardid_fence_lead SET SCHEMA shardid_internal;
+			EXIT;
+		EXCEPTION WHEN lock_not_available THEN
+			IF pg_catalog.clock_timestamp() OPERATOR(pg_catalog.>=) deadline THEN
+				RAISE EXCEPTION USING
+					ERRCODE = 'lock_not_available',
+					MESSAGE = 'the update could not lock the sequences of extension shardid',
+					DETAIL = 'Another transaction held a lock on shardid_fence, shardid_epoch or shardid_fence_lead through tries of 100 ms for 5 s; the update moves them to the schema shardid_internal, and every fence writer of the database waits while it does.',
+					HINT = 'End the transactions that hold them (pg_locks names them), then run the update again.';
+			END IF;
+		END;
+		PERFORM pg_catalog.pg_sleep(0.2);
+	END LOOP;
 	PERFORM pg_catalog.set_config('lock_timeout', old_timeout, true);
-EXCEPTION WHEN lock_not_available THEN
-	RAISE EXCEPTION USING
-		ERRCODE = 'lock_not_available',
-		MESSAGE = 'the update could not lock the sequences of extension shardid',
-		DETAIL = 'Another transaction held a lock on shardid_fence, shardid_epoch or shardid_fence_lead for 5 s; the update moves them to the schema shardid_internal, and every fence writer of the database waits while it does.',
-		HINT = 'End the transactions that hold them (pg_locks names them), then run the update again.';
 END
 $move$;
 
