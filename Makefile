@@ -3,6 +3,7 @@
 MODULE_big = shardid
 OBJS = \
 	$(WIN32RES) \
+	src/citus.o \
 	src/clock.o \
 	src/codec.o \
 	src/fence.o \

@@ -44,6 +44,7 @@
 #include "miscadmin.h"
 #include "utils/lsyscache.h"
 
+#include "citus.h"
 #include "clock.h"
 #include "compat.h"
 #include "fence.h"
@@ -123,11 +124,20 @@ typedef struct GuardDecision
  * ----------------------------------------------------------------
  */
 
-/* Find (or make) seqid's slot, and remember it. */
+/*
+ * Find (or make) seqid's slot, and remember it.  The first time a backend
+ * meets a sequence (and again after its slot was evicted), and never on
+ * the usual call: first the refusal of a Citus worker (citus.c), before
+ * the slot, its fence or its clock are looked at, so that it neither
+ * counts as the clock's fault nor suggests changing the sequence.
+ */
 static pg_noinline void
 cache_fill(GuardCacheEntry *entry, Oid seqid)
 {
-	int			slotno = shardid_slot_lookup(MyDatabaseId, seqid);
+	int			slotno;
+
+	shardid_citus_check(seqid);
+	slotno = shardid_slot_lookup(MyDatabaseId, seqid);
 
 	entry->slot = &shardid_shared->slots[slotno];
 	entry->key = guard_key_word(MyDatabaseId, seqid);
