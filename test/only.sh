@@ -191,6 +191,11 @@ only_run() {
 				tap_extras "$work/pg"
 				touch "$work/pg/.tap-extras"
 			fi
+			# Citus, when its tier asks for it after the extras were added
+			if [[ " ${PG_TEST_EXTRA:-} " == *" shardid_citus "* ]] &&
+				[ ! -e "$work/pg/usr/lib/postgresql/$PG_MAJOR/lib/citus.so" ]; then
+				citus_add "$work/pg" || echo "Citus could not be built: test/t/120_citus.pl will skip"
+			fi
 			if [ "$stem" = 100_orm ] && command -v npm >/dev/null; then
 				orm_node_modules
 			fi

@@ -28,7 +28,10 @@
 #             TAP tests run their long loads too (tens of minutes more);
 #             shardid_model: the model's long tier too (bitstate, larger
 #             bounds); shardid_ha: the Patroni test; shardid_node: npm
-#             and node-postgres (installed by shardid_load too)
+#             and node-postgres (installed by shardid_load too);
+#             shardid_citus: Citus's schema-based sharding
+#             (test/t/120_citus.pl), with Citus built once from
+#             ../shared/vendor into /var/tmp/shardid-citus (test/citus.sh)
 #
 # The TAP tests run in parallel, --jobs N at once (default 3, or
 # SHARDID_TAP_JOBS: 3 measured faster than 2 on 2 cores, the tests mostly
@@ -94,6 +97,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 . test/cluster.sh
+. test/citus.sh
 . test/only.sh
 
 usage() {
@@ -256,6 +260,11 @@ tap_extras() {	# DIR: the private copy
 		fi
 	done
 	[ ${#extras[@]} -eq 0 ] || private_add_debs "$1" "${extras[@]}"
+	# Citus for test/t/120_citus.pl, built from ../shared/vendor (Debian
+	# has none): only in its tier, PG_TEST_EXTRA=shardid_citus
+	if [[ " ${PG_TEST_EXTRA:-} " == *" shardid_citus "* ]]; then
+		citus_add "$1" || echo "Citus could not be built: test/t/120_citus.pl will skip"
+	fi
 }
 
 # A private copy of PostgreSQL to install into: the system's stays as it is.
