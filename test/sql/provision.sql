@@ -30,6 +30,19 @@ SELECT shardid_shard_schema(0), shardid_shard_schema(42), shardid_shard_schema(8
 SELECT err($$SELECT shardid_shard_schema(-1)$$);
 SELECT err($$SELECT shardid_shard_schema(8192)$$);
 
+-- And back: the shard a schema so named stands for; any other name is
+-- refused (22023), never read as some shard.
+SELECT shardid_schema_shard('shard_0000'), shardid_schema_shard('shard_0042'),
+       shardid_schema_shard('shard_8191'),
+       shardid_schema_shard(shardid_shard_schema(1234)) = 1234 AS round_trip;
+SELECT err($$SELECT shardid_schema_shard('shard_8192')$$);
+SELECT err($$SELECT shardid_schema_shard('shard_42')$$);
+SELECT err($$SELECT shardid_schema_shard('shard_00042')$$);
+SELECT err($$SELECT shardid_schema_shard('Shard_0042')$$);
+SELECT err($$SELECT shardid_schema_shard('tenant_0042')$$);
+SELECT err($$SELECT shardid_schema_shard('shard_0042_retired_20260101')$$);
+SELECT err($$SELECT shardid_schema_shard('shard_-042')$$);
+
 -- The template: two tables with a bigint id.
 CREATE SCHEMA tmpl;
 CREATE TABLE tmpl.posts (
