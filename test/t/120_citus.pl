@@ -23,6 +23,10 @@
 #   - INSERT ... SELECT from a tenant table gets the same refusal (Citus
 #     evaluates the DEFAULT on the worker), and the documented way,
 #     through a temporary table on the coordinator, works;
+#   - multi-row VALUES, a prepared statement and COPY through the
+#     coordinator; shardid_next in a SELECT of a tenant table and ADD
+#     COLUMN ... DEFAULT shardid_next on one get the refusal, ADD COLUMN
+#     then SET DEFAULT works for new rows;
 #   - adopt then distribute: a bigserial table adopted with shardid_adopt
 #     and then distributed with citus_schema_distribute issues IDs on its
 #     shard, past its old keys;
@@ -252,7 +256,48 @@ INSERT INTO shard_0006.posts (body) SELECT body FROM stage;
 	check_ids('after INSERT ... SELECT');
 }
 
-# 5. adopt, then distribute
+# 5. The other kinds of insert through the coordinator: multi-row
+# VALUES, a prepared statement (past its custom plans), COPY
+{
+	my $n = $coord->safe_psql('postgres', 'SELECT count(*) FROM shard_0007.posts');
+	$coord->safe_psql(
+		'postgres', q{
+INSERT INTO shard_0007.posts (body) VALUES ('a'), ('b'), ('c');
+PREPARE ins(text) AS INSERT INTO shard_0007.posts (body) VALUES ($1);
+EXECUTE ins('p1'); EXECUTE ins('p2'); EXECUTE ins('p3');
+EXECUTE ins('p4'); EXECUTE ins('p5'); EXECUTE ins('p6'); EXECUTE ins('p7');
+COPY shard_0007.posts (body) FROM stdin;
+c1
+c2
+c3
+\.
+});
+	is($coord->safe_psql('postgres', 'SELECT count(*) FROM shard_0007.posts'),
+		$n + 13, 'multi-row VALUES, a prepared statement and COPY: 13 rows');
+	check_ids('after VALUES, EXECUTE and COPY');
+}
+
+# 6. What else Citus evaluates on a worker: the same refusal
+{
+	my $o = sql_outcome($coord, 'postgres',
+		"SELECT shardid_next(8, 'shard_0008.posts_id_seq') FROM shard_0008.posts LIMIT 1");
+	is($o->{code}, '0A000', 'shardid_next in a SELECT of a tenant table: 0A000');
+	$o = sql_outcome($coord, 'postgres',
+		"ALTER TABLE shard_0008.posts ADD COLUMN ref bigint DEFAULT shardid_next(8, 'shard_0008.posts_id_seq')");
+	is($o->{code}, '0A000',
+		'ADD COLUMN ... DEFAULT shardid_next on a tenant table with rows: 0A000');
+	$coord->safe_psql(
+		'postgres', q{
+ALTER TABLE shard_0008.posts ADD COLUMN ref bigint;
+ALTER TABLE shard_0008.posts ALTER COLUMN ref SET DEFAULT shardid_next(8, 'shard_0008.posts_id_seq');
+INSERT INTO shard_0008.posts (body) VALUES ('r1'), ('r2');
+});
+	is( $coord->safe_psql('postgres',
+			"SELECT count(DISTINCT ref), count(*) FILTER (WHERE (shardid_decode(ref)).shard <> 8) FROM shard_0008.posts WHERE body IN ('r1', 'r2')"),
+		'2|0', 'ADD COLUMN, then SET DEFAULT: new rows get IDs through the coordinator');
+}
+
+# 7. adopt, then distribute
 {
 	$coord->safe_psql(
 		'postgres', q{
