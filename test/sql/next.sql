@@ -112,6 +112,28 @@ SELECT count(*) AS issued_by_refused FROM shardid_stats
 ALTER SEQUENCE next_int AS bigint NO MAXVALUE;
 SELECT shardid_seq(shardid_next(9, 'next_int')) = currval('next_int') % 1024 AS integer_made_bigint;
 
+-- A sequence with the range Citus gives a worker's copy of a sequence,
+-- (g << 48) + 1 to ((g + 1) << 48) + 1, is refused as a Citus worker's
+-- (0A000), Citus or not: no hint to change its range, and no slot, so
+-- nothing counted against the clock (docs/citus.md).
+CREATE SEQUENCE next_citus1 MINVALUE 281474976710657 MAXVALUE 562949953421313;
+SELECT err($$SELECT shardid_next(9, 'next_citus1')$$) AS citus_group_1;
+CREATE SEQUENCE next_citus2 MINVALUE 562949953421313 MAXVALUE 844424930131969;
+SELECT err($$SELECT shardid_next(9, 'next_citus2')$$) AS citus_group_2;
+SELECT count(*) AS citus_range_slots FROM shardid_stats
+ WHERE sequence IN ('next_citus1'::regclass, 'next_citus2'::regclass);
+-- A pg_catalog.pg_dist_local_group that is not Citus's (no member of
+-- extension citus) is not taken for one: its group 5 refuses nothing.
+SET allow_system_table_mods = on;
+CREATE TABLE pg_catalog.pg_dist_local_group (groupid int4);
+INSERT INTO pg_catalog.pg_dist_local_group VALUES (5);
+RESET allow_system_table_mods;
+CREATE SEQUENCE next_not_citus;
+SELECT shardid_shard(shardid_next(9, 'next_not_citus')) AS not_citus_group;
+SET allow_system_table_mods = on;
+DROP TABLE pg_catalog.pg_dist_local_group;
+RESET allow_system_table_mods;
+
 -- Schema-qualified and quoted sequence names.
 CREATE SCHEMA "Shard 7";
 CREATE SEQUENCE "Shard 7"."Post IDs";
