@@ -370,7 +370,6 @@ sub failed_writes
 	return ($retryable, $other);
 }
 
-# Publications, subscriptions and replication slots of moves on a node
 # restart(NODE): start a node whose postmaster was killed with SIGKILL, once
 # the old one is gone (it stays a zombie for a moment)
 sub restart_killed
@@ -398,13 +397,17 @@ sub restart_killed
 	return 0;
 }
 
+# Publications, subscriptions and replication slots of moves on a node: the
+# query, and its count
+our $fleet_objects_sql = q{
+		SELECT (SELECT count(*) FROM pg_publication WHERE pubname ~ '^shardid_')
+		     + (SELECT count(*) FROM pg_subscription WHERE subname ~ '^shardid_')
+		     + (SELECT count(*) FROM pg_replication_slots)};
+
 sub fleet_objects
 {
 	my ($node) = @_;
-	return $node->safe_psql('postgres', q{
-		SELECT (SELECT count(*) FROM pg_publication WHERE pubname ~ '^shardid_')
-		     + (SELECT count(*) FROM pg_subscription WHERE subname ~ '^shardid_')
-		     + (SELECT count(*) FROM pg_replication_slots)});
+	return $node->safe_psql('postgres', $fleet_objects_sql);
 }
 
 # check_fleet(NAME, ROUTER, MAPFILE, [DATA NODES or [NODE, CONN]], [SNAPSHOT TABLES]):

@@ -39,6 +39,17 @@ use FleetTest;
 my $long = test_extra('shardid_load');
 my $moved = 5;          # the shard moved back and forth
 my $big = 9;            # the shard whose copy the new server's crash interrupts
+# Shard 5's rows before the writers start: each of the moves (21 in the
+# default tier) copies them and each recovery reads every one of them back
+# through the router.  The points are reached by SHARDID_FLEET_KILL_AT,
+# whatever the shard's size, so the default tier copies 5,000; the long
+# tier 20,000.
+my $moved_rows = $long ? 20_000 : 5_000;
+# the writers' pause between inserts: every row they write to shard 5 is
+# copied again by each later move and read back by each later recovery,
+# so they write about 20 a second each (the long tier 100): still many
+# during every move, which takes seconds
+my $pause = $long ? 0.01 : 0.05;
 
 my $fleet = fleet_setup();
 my ($router, $router_conn, $dir, $mapfile) = @$fleet{qw(router router_conn dir mapfile)};
@@ -57,7 +68,7 @@ setup_writers($router, @data);
 # the shards' rows, and snapshots of them through the router
 $data[0]->safe_psql('postgres', qq{
 	INSERT INTO shard_0005.posts (user_id, body)
-	SELECT (g % 5000) * 64 + $moved, 'snap-' || g FROM generate_series(1, 20000) g;
+	SELECT (g % 5000) * 64 + $moved, 'snap-' || g FROM generate_series(1, $moved_rows) g;
 	INSERT INTO shard_0009.posts (user_id, body)
 	SELECT (g % 5000) * 64 + $big, 'snap-' || g FROM generate_series(1, 300000) g;});
 for my $s ($moved, $big)
@@ -76,46 +87,56 @@ $router->safe_psql('postgres', qq{
 
 my @others = grep { $_ != $moved && $_ != $big } 0 .. 63;
 # paced, so that the shards stay small and the checks quick
-my $writers = start_writers($router, [ 1, [$moved], 0.01 ], [ 2, [$big], 0.01 ], [ 3, \@others, 0.01 ]);
+my $writers = start_writers($router, [ 1, [$moved], $pause ], [ 2, [$big], $pause ], [ 3, \@others, $pause ]);
 my $test_start = $router->safe_psql('postgres', 'SELECT clock_timestamp()');
 
-# the server (index into @data) the router and the map file put a shard on
+# the server (index into @data) the router and the map file put a shard
+# on; the router's partition for it ($routed) if already read
 sub placed
 {
-	my ($shard) = @_;
+	my ($shard, $routed) = @_;
 	my $file = read_map($mapfile)->{$shard};
-	my $routed = $router->safe_psql('postgres',
+	$routed //= $router->safe_psql('postgres',
 		"SELECT (array_agg(c))[$shard + 1] FROM plproxy.get_cluster_partitions('shardid') c");
 	my ($i) = grep { $conn[$_] eq $routed } 0 .. $#conn;
 	return ($file eq $routed) ? $i : "file $file, router $routed";
 }
 
-# after a recovery: everything in place for SHARD on server WHERE
+# after a recovery: everything in place for SHARD on server WHERE (one
+# query on the router and one on each data server, each check asserted
+# on its own)
 sub recovered
 {
 	my ($what, $shard, $where, $snap) = @_;
-	is(placed($shard), $where, "$what: the map file and the router put shard $shard on server " . ($where + 1));
-	my $live = join ',', map {
-		$data[$_]->safe_psql('postgres', sprintf(q{SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_%04d'}, $shard))
-	} 0 .. $#data;
-	is($live, join(',', map { $_ == $where ? 1 : 0 } 0 .. $#data), "$what: the shard's schema is on that server only");
-	is(join(',', map { fleet_objects($_) } @data), '0,0,0',
-		"$what: no publication, subscription or replication slot is left");
-	is($router->safe_psql('postgres', q{SELECT count(*) FROM shardid_fleet.moves WHERE state NOT IN ('done', 'aborted')}),
-		'0', "$what: no move is unfinished");
-	my ($n, $same) = split /\|/, $router->safe_psql('postgres', qq{
-		SELECT count(*), count(p.id) FROM $snap s
-		  LEFT JOIN get_posts(ARRAY(SELECT id FROM $snap)) p
-		    ON p.id = s.id AND p.user_id = s.user_id AND p.body = s.body});
-	is($same, $n, "$what: every row of the snapshot ($n) is readable through the router by ID, unchanged");
-	($n, $same) = split /\|/, $router->safe_psql('postgres', qq{
-		SELECT count(*), count(p.id) FROM load_log l
-		  LEFT JOIN get_posts(ARRAY(SELECT id FROM load_log WHERE user_id % 64 = $shard)) p
-		    ON p.id = l.id AND p.user_id = l.user_id AND p.body = l.body
-		 WHERE l.user_id % 64 = $shard});
-	is($same, $n, "$what: every row written to the shard so far ($n) is readable through the router by ID, unchanged");
-	is($router->safe_psql('postgres', qq{SELECT count(*) - count(DISTINCT id) FROM shard_rows($shard)}),
-		'0', "$what: no ID of the shard is stored twice");
+	my ($routed, $unfinished, $snap_n, $snap_same, $log_n, $log_same, $dups) = split /\|/,
+	  $router->safe_psql('postgres', qq{
+		SELECT (SELECT (array_agg(c))[$shard + 1] FROM plproxy.get_cluster_partitions('shardid') c),
+		       (SELECT count(*) FROM shardid_fleet.moves WHERE state NOT IN ('done', 'aborted')),
+		       s.*, l.*,
+		       (SELECT count(*) - count(DISTINCT id) FROM shard_rows($shard))
+		  FROM (SELECT count(*), count(p.id) FROM $snap s
+		          LEFT JOIN get_posts(ARRAY(SELECT id FROM $snap)) p
+		            ON p.id = s.id AND p.user_id = s.user_id AND p.body = s.body) s,
+		       (SELECT count(*), count(p.id) FROM load_log l
+		          LEFT JOIN get_posts(ARRAY(SELECT id FROM load_log WHERE user_id % 64 = $shard)) p
+		            ON p.id = l.id AND p.user_id = l.user_id AND p.body = l.body
+		         WHERE l.user_id % 64 = $shard) l});
+	my (@live, @objects);
+	for my $node (@data)
+	{
+		my ($n, $o) = split /\|/, $node->safe_psql('postgres', sprintf(q{
+			SELECT (SELECT count(*) FROM pg_namespace WHERE nspname = 'shard_%04d'), (%s)},
+			$shard, $FleetTest::fleet_objects_sql));
+		push @live, $n;
+		push @objects, $o;
+	}
+	is(placed($shard, $routed), $where, "$what: the map file and the router put shard $shard on server " . ($where + 1));
+	is(join(',', @live), join(',', map { $_ == $where ? 1 : 0 } 0 .. $#data), "$what: the shard's schema is on that server only");
+	is(join(',', @objects), '0,0,0', "$what: no publication, subscription or replication slot is left");
+	is($unfinished, '0', "$what: no move is unfinished");
+	is($snap_same, $snap_n, "$what: every row of the snapshot ($snap_n) is readable through the router by ID, unchanged");
+	is($log_same, $log_n, "$what: every row written to the shard so far ($log_n) is readable through the router by ID, unchanged");
+	is($dups, '0', "$what: no ID of the shard is stored twice");
 	if ($shard == $moved)
 	{
 		is( $data[$where]->safe_psql('postgres', q{
