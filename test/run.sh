@@ -39,8 +39,9 @@
 # --state=slow,save; the timings are kept in ~/.cache/shardid, or
 # SHARDID_TEST_STATE); a test whose header has the line
 # "# schedule: serial" measures waits or latencies and runs afterwards,
-# alone.  On PostgreSQL 17 and later their clusters are copied from one
-# initdb'd template (INITDB_TEMPLATE) instead of each running initdb.
+# alone.  Their clusters are copied from one initdb'd template
+# (INITDB_TEMPLATE) instead of each running initdb (PostgreSQL 17's
+# PostgreSQL::Test::Cluster does it; on 15 and 16, test/perl/ShardidTest.pm).
 #
 # What it changes on the machine: as root, it installs the Debian packages
 # it needs and says which (the server and its headers, the build tools,
@@ -505,10 +506,11 @@ tap_phase() {
 
 # run_tap: the tests without the line "# schedule: serial" in their header,
 # --jobs at once, then those with it one at a time and alone (they count
-# waits or latencies).  TAP clusters on PostgreSQL 17 and later are copies
-# of one template: PostgreSQL::Test::Cluster copies INITDB_TEMPLATE (made
+# waits or latencies).  TAP clusters are copies of one template: from
+# PostgreSQL 17 on, PostgreSQL::Test::Cluster copies INITDB_TEMPLATE (made
 # as its init would make a cluster: initdb -A trust -N) instead of running
-# initdb, unless a test passes initdb options.
+# initdb, unless a test passes initdb options; before 17,
+# test/perl/ShardidTest.pm makes its init do the same.
 run_tap() {
 	local t rc=0 parallel=() serial=()
 	for t in $(tap_order ${tap_tests:-test/t/*.pl}); do
@@ -534,15 +536,13 @@ run_tap() {
 			parallel+=("$t")
 		fi
 	done
-	if [ "$PG_MAJOR" -ge 17 ]; then
-		mkdir -p "$work/initdb-template"
-		[ "$(id -u)" = 0 ] && chown postgres: "$work/initdb-template"
-		chmod 700 "$work/initdb-template"
-		as_owner "$PG_BINDIR/initdb" -D "$work/initdb-template" -A trust -N \
-			>"$work/initdb-template.log" 2>&1 || { cat "$work/initdb-template.log"; return 1; }
-		export INITDB_TEMPLATE=$work/initdb-template
-		echo "TAP clusters: copies of $INITDB_TEMPLATE (INITDB_TEMPLATE)"
-	fi
+	mkdir -p "$work/initdb-template"
+	[ "$(id -u)" = 0 ] && chown postgres: "$work/initdb-template"
+	chmod 700 "$work/initdb-template"
+	as_owner "$PG_BINDIR/initdb" -D "$work/initdb-template" -A trust -N \
+		>"$work/initdb-template.log" 2>&1 || { cat "$work/initdb-template.log"; return 1; }
+	export INITDB_TEMPLATE=$work/initdb-template
+	echo "TAP clusters: copies of $INITDB_TEMPLATE (INITDB_TEMPLATE)"
 	if [ ${#parallel[@]} -gt 0 ]; then
 		tap_phase parallel "$jobs" "${parallel[@]}" || rc=1
 	fi

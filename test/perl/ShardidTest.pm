@@ -10,6 +10,32 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
+# PostgreSQL 17's PostgreSQL::Test::Cluster makes a node's data directory
+# by copying INITDB_TEMPLATE (an initdb -A trust -N that test/run.sh makes
+# once per run) instead of running initdb, which costs seconds of CPU per
+# node.  Before 17 it runs initdb every time; here the same copy replaces
+# that initdb, the one its init runs without extra options (17's own,
+# which honours force_initdb, is left alone).
+if (   defined $ENV{INITDB_TEMPLATE}
+	&& -d $ENV{INITDB_TEMPLATE}
+	&& PostgreSQL::Test::Utils::slurp_file($INC{'PostgreSQL/Test/Cluster.pm'}) !~ /INITDB_TEMPLATE/)
+{
+	my $system_or_bail = \&PostgreSQL::Test::Utils::system_or_bail;
+	no warnings 'redefine';
+	*PostgreSQL::Test::Utils::system_or_bail = sub {
+		my @cmd = @_;
+		if (   @cmd == 6
+			&& $cmd[0] eq 'initdb'
+			&& $cmd[1] eq '-D'
+			&& !-e $cmd[2]
+			&& "@cmd[3..5]" eq '-A trust -N')
+		{
+			return $system_or_bail->('cp', '-RPp', $ENV{INITDB_TEMPLATE}, $cmd[2]);
+		}
+		return $system_or_bail->(@cmd);
+	};
+}
+
 our @EXPORT = qw(shardid_node sql_error sql_outcome error_fields libfaketime set_clock
   start_faked wait_for_clock clock_to kill9_and_reap test_extra duplicates fence_of
   children_of);
