@@ -46,6 +46,15 @@ ifdef ASSERTS
 PG_CPPFLAGS += -DUSE_ASSERT_CHECKING
 endif
 
+# `make FAULTS=1` compiles the fence protocol's named fault points in
+# (src/fault.h; -DSHARDID_FAULTS, and src/fault.c with their settings),
+# for the crash sweep, test/t/082_crash_points.pl.  In every other build a
+# point is nothing at all.  Never for a package.
+ifdef FAULTS
+PG_CPPFLAGS += -DSHARDID_FAULTS
+OBJS += src/fault.o
+endif
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

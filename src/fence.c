@@ -93,6 +93,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "fault.h"
 #include "fence.h"
 #include "report.h"
 
@@ -938,11 +939,15 @@ standby_stall_begins(XLogRecPtr lsn)
  * stall: once per stall.
  */
 static bool
-fence_flush(XLogRecPtr lsn)
+fence_flush_wait(XLogRecPtr lsn)
 {
 	TimestampTz until;
 
 	XLogFlush(lsn);
+	SHARDID_FAULT("after_flush");
+	if (sync_standbys_defined() ||
+		(shardid_standby_wait > 0 && max_wal_senders > 0))
+		SHARDID_FAULT("before_standby_wait");
 	while (sync_standbys_defined() && !sync_standbys_have(lsn))
 		shardid_clock_pause(1000);
 
@@ -960,6 +965,15 @@ fence_flush(XLogRecPtr lsn)
 		if (GetCurrentTimestamp() >= until)
 			return !standby_stall_begins(lsn);
 	}
+}
+
+static bool
+fence_flush(XLogRecPtr lsn)
+{
+	bool		caught_up = fence_flush_wait(lsn);
+
+	SHARDID_FAULT("after_standby_wait");
+	return caught_up;
 }
 
 /* ----------------------------------------------------------------
@@ -1339,6 +1353,7 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, bool wait,
 	}
 	pg_atomic_write_u32(&db->writing, 1);
 	*publish = db_fence_store(*relid, value, shardid_fence_reach);
+	SHARDID_FAULT("db_after_insert");
 	*limit = *publish;
 	return DB_COVERED;
 }
@@ -1569,6 +1584,7 @@ db_fence_publish(GuardDb *db, DbCover cover, Oid db_relid, int64 db_publish)
 		if (db_is_mine(db) && db_publish > guard_fence_read(db))
 			pg_atomic_write_u64(&db->fence, (uint64) db_publish);
 		SpinLockRelease(&db->mutex);
+		SHARDID_FAULT("db_after_publish");
 	}
 	if (OidIsValid(db_relid))
 	{
@@ -1662,6 +1678,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	}
 	started = GetCurrentTimestamp();
 	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
+	SHARDID_FAULT("seq_after_insert");
 
 	/*
 	 * The database's fence after the IDs the clock lets this write issue,
@@ -1705,6 +1722,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	pending.db = NULL;
 	seq_fence_publish(slot, key, seqid, &w, db_limit);
 	pending.slot = NULL;
+	SHARDID_FAULT("after_publish");
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
 	if (seq_locked)
@@ -1730,6 +1748,7 @@ shardid_fence_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			SHARDID_FAULT("xact_abort");
 			pending_write_off();
 			/* the values of sequences new in this transaction went with it */
 			if (shardid_shared && xact_nseqs > 0)
@@ -1738,6 +1757,8 @@ shardid_fence_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
+			if (event == XACT_EVENT_COMMIT)
+				SHARDID_FAULT("xact_commit");
 			/* the list was in the transaction's memory */
 			xact_seqs = NULL;
 			xact_nseqs = 0;

@@ -43,6 +43,7 @@
 
 #include "clock.h"
 #include "compat.h"
+#include "fault.h"
 #include "fence.h"
 #include "guard.h"
 #include "public_id.h"
@@ -147,6 +148,10 @@ _PG_init(void)
 								PGC_POSTMASTER, 0,
 								NULL, NULL, NULL);
 	}
+#ifdef SHARDID_FAULTS
+	/* the fault points' settings: a FAULTS=1 build's only (src/fault.h) */
+	shardid_fault_define();
+#endif
 	MarkGUCPrefixReserved("shardid");
 
 	/* Shared memory: the guard's slots and database entries */

@@ -44,6 +44,7 @@
 #include "utils/hsearch.h"
 
 #include "compat.h"
+#include "fault.h"
 #include "report.h"
 #include "rule.h"
 #include "shmem.h"
@@ -643,6 +644,10 @@ shardid_slot_lookup(Oid dbid, Oid seqid)
 	GuardHashEntry *hentry;
 	GuardKey	key;
 	int			slotno;
+#ifdef SHARDID_FAULTS
+	bool		created = false;
+	int64		evictions = 0;
+#endif
 
 	memset(&key, 0, sizeof(key));
 	key.dbid = dbid;
@@ -658,10 +663,24 @@ shardid_slot_lookup(Oid dbid, Oid seqid)
 		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
 		/* another backend may have created it meanwhile */
 		hentry = hash_search(guard_htab, &key, HASH_FIND, NULL);
+#ifdef SHARDID_FAULTS
+		created = hentry == NULL;
+		evictions = shared->evictions;
+#endif
 		slotno = hentry ? hentry->slotno : slot_create(&key);
+#ifdef SHARDID_FAULTS
+		evictions = shared->evictions - evictions;
+#endif
 	}
 	shared->dbs[shared->slots[slotno].dbno].last_used = GetCurrentTimestamp();
 	LWLockRelease(shared->lock);
+#ifdef SHARDID_FAULTS
+	/* outside the lock: a stall holds up this backend alone */
+	if (evictions > 0)
+		SHARDID_FAULT("slot_evict");
+	if (created)
+		SHARDID_FAULT("slot_start");
+#endif
 	return slotno;
 }
 

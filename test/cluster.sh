@@ -92,10 +92,11 @@ private_use() {
 }
 
 # private_build: build shardid from the current directory with -Werror
-# (and its Assert()s when SHARDID_ASSERTS=1), as far as make finds it
-# out of date, and install it into the private copy PG_CONFIG names.
+# (and its Assert()s when SHARDID_ASSERTS=1, its fault points when
+# SHARDID_FAULTS=1), as far as make finds it out of date, and install it
+# into the private copy PG_CONFIG names.
 private_build() {
-	make -s WERROR=1 ASSERTS="${SHARDID_ASSERTS:-}" PG_CONFIG="$PG_CONFIG"
+	make -s WERROR=1 ASSERTS="${SHARDID_ASSERTS:-}" FAULTS="${SHARDID_FAULTS:-}" PG_CONFIG="$PG_CONFIG"
 	make -s install PG_CONFIG="$PG_CONFIG"
 }
 

@@ -128,10 +128,10 @@ only_workdir() {
 # (what git ignores, the build's files, stays); for a test that needs a
 # server, shardid built there, as far as make finds it out of date, and
 # installed into the private copy of PostgreSQL in $work/pg, made anew
-# when the system's PostgreSQL or SHARDID_ASSERTS changed
+# when the system's PostgreSQL, SHARDID_ASSERTS or SHARDID_FAULTS changed
 only_build() {
 	local sys_bindir=/usr/lib/postgresql/$PG_MAJOR/bin stamp asserts=${SHARDID_ASSERTS-1}
-	stamp="$("$sys_bindir/postgres" -V); $("$sys_bindir/pg_config" --version); SHARDID_ASSERTS=$asserts"
+	stamp="$("$sys_bindir/postgres" -V); $("$sys_bindir/pg_config" --version); SHARDID_ASSERTS=$asserts SHARDID_FAULTS=${SHARDID_FAULTS:-}"
 	if [ "$(cat "$work/build.stamp" 2>/dev/null)" != "$stamp" ]; then
 		echo "== a new private copy of PostgreSQL $PG_MAJOR in $work/pg ($stamp)"
 		rm -f "$work/build.stamp"

@@ -32,6 +32,10 @@
 #             shardid_citus: Citus's schema-based sharding
 #             (test/t/120_citus.pl), with Citus built once from
 #             ../shared/vendor into /var/tmp/shardid-citus (test/citus.sh)
+#             shardid_faults: the crash sweep (test/t/082_crash_points.pl),
+#             for which shardid is built with its fault points
+#             (make FAULTS=1, SHARDID_FAULTS=1: compiled in for every test
+#             of the run, armed by none but that one)
 #
 # The TAP tests run in parallel, --jobs N at once (default 3, or
 # SHARDID_TAP_JOBS: 3 measured faster than 2 on 2 cores, the tests mostly
@@ -141,6 +145,10 @@ else
 	[ -n "${PG_TEST_EXTRA:-}" ] && tier="$tier, and PG_TEST_EXTRA=\"$PG_TEST_EXTRA\""
 	[ $skip_common = 1 ] && tier="$tier; skipping the suites that do not depend on the server (unit, model, fuzz, fleet cli, fleet unit, clients)"
 	[ $skip_tap = 1 ] && tier="$tier; no TAP"
+fi
+# the crash sweep's fault points (src/fault.h): in this run's build only
+if [[ " ${PG_TEST_EXTRA:-} " == *" shardid_faults "* ]]; then
+	export SHARDID_FAULTS=${SHARDID_FAULTS-1}
 fi
 [ -z "$only" ] || only_setup
 echo "== tier: $tier"
@@ -452,7 +460,7 @@ tap_slow_first="074 066 070 050 072 051 090 052 062 067 100 075 010 053 060 080 
 # upgrade, statistics, public IDs), which --core-tap runs: the rest test
 # SQL, tools and integrations whose server-facing side does not change
 # between the versions the matrix runs them on.
-tap_core="010 020 030 040 063 064 070 071 072 073 074 075 076 077 078 079 080 081 085 095"
+tap_core="010 020 030 040 063 064 070 071 072 073 074 075 076 077 078 079 080 081 082 085 095"
 tap_state_dir=${SHARDID_TEST_STATE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shardid}
 
 # tap_order TEST...: the tests, those that tap_slow_first names first
