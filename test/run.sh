@@ -31,7 +31,7 @@
 #             and node-postgres (installed by shardid_load too);
 #             shardid_citus: Citus's schema-based sharding
 #             (test/t/120_citus.pl), with Citus built once from
-#             ../shared/vendor into /var/tmp/shardid-citus (test/citus.sh)
+#             ../shared/vendor into /var/tmp/shardid-citus (test/citus.sh);
 #             shardid_faults: the crash sweep (test/t/082_crash_points.pl),
 #             for which shardid is built with its fault points
 #             (make FAULTS=1, SHARDID_FAULTS=1: compiled in for every test
