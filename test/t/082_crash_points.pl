@@ -173,6 +173,13 @@ sub end_load
 			{
 				$outcome->{codes}{'57P03'}++;
 			}
+			# core's message when a backend finds its postmaster gone
+			# (ERRCODE_ADMIN_SHUTDOWN), which psql may print without its
+			# SQLSTATE when it arrives between statements
+			elsif ($line =~ /^FATAL:\s+terminating connection due to unexpected postmaster exit$/)
+			{
+				$outcome->{codes}{'57P01'}++;
+			}
 			# no server to connect to (between a crash and the restart)
 			elsif ($line =~ /^psql: error: connection to server .* failed: (?!FATAL|ERROR)/)
 			{
