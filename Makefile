@@ -54,6 +54,8 @@ ifdef FAULTS
 PG_CPPFLAGS += -DSHARDID_FAULTS
 OBJS += src/fault.o
 endif
+# (its object goes with `make clean` whichever build made it)
+EXTRA_CLEAN = src/fault.o
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
