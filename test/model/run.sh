@@ -174,6 +174,30 @@ done
 [ "$nfuncs" -gt 0 ] || { echo "  no table found"; table_missing=1; }
 echo "table: $nfuncs functions, $table_missing missing"
 
+# The same table's fault points (the crash sweep's, src/fault.h): each
+# of SHARDID_FAULT_POINTS is on the row of the function whose
+# SHARDID_FAULT() names it, and the table names no other.
+points_missing=0
+points=$(sed -n '/^#define SHARDID_FAULT_POINTS/,/[^\\]$/p' "$here/src/fault.h" | grep -o '"[a-z_]*"' | tr -d '"')
+rows=$(sed -n '/^## The model/,/^## Files/p' "$here/docs/design.md" | awk -F'|' '/^\| / && NF >= 5 { print $3 "|" $4 }')
+npoints=0
+for p in $points; do
+	npoints=$((npoints + 1))
+	# the function whose body calls SHARDID_FAULT("p"): the last line
+	# before the call that starts with a name and "("
+	where=$(awk -v P="SHARDID_FAULT(\"$p\")" '/^[a-z_0-9]+\(/ { f = $0; sub(/\(.*/, "", f) } index($0, P) { print f; exit }' "$here"/src/*.c)
+	if [ -z "$where" ] || ! printf '%s\n' "$rows" | grep -q "\`$where\`.*|.*\`$p\`"; then
+		echo "  fault point $p (in ${where:-no function}): not on that function's row"
+		points_missing=$((points_missing + 1))
+	fi
+done
+for p in $(printf '%s\n' "$rows" | cut -d'|' -f2 | grep -o '`[a-z_0-9]*`' | tr -d '`'); do
+	case " $(echo $points) " in *" $p "*) ;; *) echo "  fault point $p: not in src/fault.h"; points_missing=$((points_missing + 1)) ;; esac
+done
+[ "$npoints" -gt 0 ] || { echo "  no fault point found in src/fault.h"; points_missing=1; }
+echo "table: $npoints fault points, $points_missing not at their step"
+table_missing=$((table_missing + points_missing))
+
 # Model and code in step: say so when the protocol's files changed in a
 # commit after the model's last change (a notice, not a failure: a change
 # may leave the protocol as it was).
