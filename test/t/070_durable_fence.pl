@@ -151,18 +151,23 @@ kill9_and_reap($node);
 set_clock($clock, $offset - 5);
 start_faked($node, $clock);
 ok(wait_for_clock($node, $offset - 5), 'A: restarted with the clock 5 s back');
-# the restart took seconds of a clock that ran on: set it again, 7 s
+# the restart took seconds of a clock that ran on: set it again, 9 s
 # before the last ID (within max_clock_regression, 10 s, of the fence,
-# which is the lead past it), so that a loaded machine's slow restart,
-# and its slow wait for the new offset (CI's, at a load of 11, took more
-# than 3.5 s), do not leave it past the ID
+# which is the lead, 0.5 s, past it), so that a loaded machine's slow
+# restart, and its slow wait for the new offset (CI's, at a load of 11,
+# took more than 3.5 s; a rehearsal's at a load of 9, 6 s), do not leave
+# it past the ID; set again, up to three times, if it did
 my $last_a = $node->safe_psql('postgres',
 	'SELECT extract(epoch FROM max(shardid_created_at(id))) FROM ids');
-ok(defined clock_to($node, $clock, $last_a - 7), 'A: the clock is set 7 s before the last ID');
-is( $node->safe_psql(
-		'postgres', q{
-SELECT max(shardid_created_at(id)) - clock_timestamp() > interval '1 s' FROM ids}),
-	't', 'A: the clock reads more than a second before the last ID');
+my $behind = 'f';
+for my $try (1 .. 3)
+{
+	ok(defined clock_to($node, $clock, $last_a - 9), "A: the clock is set 9 s before the last ID (try $try)");
+	$behind = $node->safe_psql('postgres', q{
+SELECT max(shardid_created_at(id)) - clock_timestamp() > interval '1 s' FROM ids});
+	last if $behind eq 't';
+}
+is($behind, 't', 'A: the clock reads more than a second before the last ID');
 $node->safe_psql('postgres', q{SELECT take('a-after', 200000)});
 check_ids($node, 'A: kill -9, clock a few seconds back');
 is( $node->safe_psql(

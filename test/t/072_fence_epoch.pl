@@ -557,7 +557,10 @@ SELECT * FROM shardid_provision_shard(1, 'pg_catalog');
 SELECT * FROM shardid_provision_shard(-1, 'public', 'x');
 SELECT * FROM shardid_provision_shard(2, 'public', 'pg_temp');
 SELECT * FROM shardid_provision_shard(3, 'information_schema', 'public');
-SELECT shardid_shard_schema(-1), shardid_shard_schema(8192), shardid_shard_schema(2147483647);} ],
+SELECT shardid_shard_schema(-1), shardid_shard_schema(8192), shardid_shard_schema(2147483647);
+SELECT shardid_schema_shard(NULL), shardid_schema_shard(''), shardid_schema_shard('shard_8192');
+SELECT shardid_schema_shard('shard_-001'), shardid_schema_shard('shard_99999999999999999999');
+SELECT shardid_schema_shard(repeat('shard_0', 100000)), shardid_schema_shard(E'shard_0042\n');} ],
 	[ 'shardid_provision_table', 'the internal steps, called directly, on system and others\' schemas' => q{
 SELECT * FROM shardid_provision_template('pg_catalog', ARRAY(SELECT oid FROM pg_roles));
 SELECT * FROM shardid_provision_template('public', NULL), shardid_provision_template(NULL, '{}');
@@ -656,7 +659,7 @@ my %tried = (
 	map { $_ => 1 } qw(shardid_encode shardid_decode shardid_shard shardid_seq
 	  shardid_created_at shardid_floor shardid_horizon shardid_to_shortcode
 	  shardid_from_shortcode shardid_epoch shardid_stats shardid_stats_info
-	  shardid_fence_status shardid_shard_schema shardid_partition_maintain_all
+	  shardid_fence_status shardid_shard_schema shardid_schema_shard shardid_partition_maintain_all
 	  shardid_partition_ranges shardid_partition_log_purge shardid_partition_status
 	  shardid_partition_step_start shardid_partition_plan shardid_partition_parent
 	  shardid_partition_lock shardid_partition_drop_lock shardid_partition_create
