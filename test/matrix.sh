@@ -137,6 +137,11 @@ tap_of() {
 	done
 	echo all
 }
+# skips_serial V: version V runs TAP tests, but not those marked
+# "# schedule: serial" (--serial)
+skips_serial() {
+	! { [ "$serial" = all ] || in_list "$1" "$serial" || [ "$(tap_of "$1")" = none ]; }
+}
 [ -z "$long" ] || in_list "$long" "$versions" ||
 	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
 for pair in $tap_map; do
@@ -239,8 +244,7 @@ leg() {
 			tools) args="$args --tools-tap" ;;
 			none) args="$args --skip-tap" ;;
 		esac
-		[ "$serial" = all ] || in_list "$v" "$serial" || [ "$(tap_of "$v")" = none ] ||
-			args="$args --skip-serial"
+		! skips_serial "$v" || args="$args --skip-serial"
 	fi
 	[ -z "$run_args" ] || args="$args $run_args"
 	if [ "$v" = "$long" ]; then
@@ -393,8 +397,7 @@ for v in $parts; do
 		tools) what="$what, the TAP tests of SQL, tools and integrations" ;;
 		none) what="$what, no TAP test" ;;
 	esac
-	[ "$serial" = all ] || in_list "$v" "$serial" || [ "$(tap_of "$v")" = none ] ||
-		what="$what, no serial TAP tests"
+	! skips_serial "$v" || what="$what, no serial TAP tests"
 	[ "$v" = "$long" ] && what="$what, PG_TEST_EXTRA=\"$extra\""
 	summary+=("PostgreSQL $v ($(root_suite "$v") root): demo $demo; $what $RESULT; $secs")
 	echo "==== PostgreSQL $v: $RESULT, demo $demo, $secs"
