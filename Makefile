@@ -7,13 +7,16 @@ OBJS = \
 	src/clock.o \
 	src/codec.o \
 	src/fence.o \
+	src/fence_admin.o \
 	src/guard.o \
 	src/owner.o \
 	src/public_id.o \
 	src/report.o \
+	src/seqio.o \
 	src/shardid.o \
 	src/shmem.o \
 	src/speck.o \
+	src/standby.o \
 	src/state.o \
 	src/stats.o
 PGFILEDESC = "shardid - Instagram-style 64-bit IDs that never repeat"

@@ -202,7 +202,7 @@ table_missing=$((table_missing + points_missing))
 # commit after the model's last change (a notice, not a failure: a change
 # may leave the protocol as it was).
 if git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
-	protocol="src/fence.c src/fence.h src/shmem.c src/shmem.h src/guard.c src/rule.h"
+	protocol="src/fence.c src/fence.h src/fence_int.h src/seqio.c src/standby.c src/fence_admin.c src/shmem.c src/shmem.h src/guard.c src/rule.h"
 	model_commit=$(git -C "$here" log -1 --format=%H -- test/model/fence.pml 2>/dev/null || true)
 	if [ -n "$model_commit" ]; then
 		since=$(git -C "$here" log --max-count=5 --format='%h %s' "$model_commit"..HEAD -- $protocol 2>/dev/null || true)
