@@ -31,13 +31,16 @@
 # words --extra names) on version V.  So that the
 # machine is not overrun, each version runs 3 / (versions at once) TAP
 # tests at once (SHARDID_TAP_JOBS, at least 1), and one more, at most 3,
-# where it runs every TAP test (a version that runs every TAP test one
-# at a time was CI's longest part);
+# where it runs more than one group of them, or the fleet's (a version
+# that ran every TAP test one at a time was CI's longest part);
 # and the TAP tests that
 # test/run.sh runs alone, after the others (they time calls and count
-# waits), are alone on the machine: every version's run, its demo and the
-# package round hold a shared lock on $run/shared/tests.lock (mounted
-# into each root), which that phase takes exclusively.  (With three
+# waits), run when nothing else does but other versions' serial phases:
+# every version's run, its demo and the package round hold a shared lock
+# on $run/shared/tests.lock (mounted into each root), which that phase
+# waits to take exclusively, then lets go of, so that the versions'
+# serial phases (15's and 19's in CI, one test at a time each, mostly
+# waiting) run at once instead of one after the other.  (With three
 # versions of 3 TAP tests each at once, at loads of 18, 071 and 070
 # failed on their timing.)
 #
@@ -67,13 +70,17 @@
 #                    (implies --package; .ci/run: "15 19", the first and
 #                    the newest)
 #   --tap MAP        which TAP tests each version runs, as V=WHICH words
-#                    (a version not named runs all of them): all; core,
-#                    those of the C code itself (test/run.sh --core-tap);
-#                    tools, the others, of SQL, tools and integrations
-#                    (test/run.sh --tools-tap); none (--skip-tap: demo,
-#                    regress and isolation only)
+#                    (a version not named runs all of them): all; none
+#                    (--skip-tap: demo, regress and isolation only); or
+#                    groups, comma-separated (test/run.sh --tap-groups):
+#                    core, those of the C code itself; fleet, the fleet
+#                    tool's against its servers; integrations, the others
+#                    (SQL functions, partitions, pg_cron, monitoring, the
+#                    clients' recipes); tools, fleet and integrations
+#                    (.ci/run: "15=core,integrations 17=none 18=fleet
+#                    19=core")
 #   --serial LIST    only these versions run the TAP tests marked
-#                    "# schedule: serial", each alone on the machine (the
+#                    "# schedule: serial", after every other part (the
 #                    others: test/run.sh --skip-serial; default: every
 #                    version; .ci/run: 15 and 19, the first and the newest)
 #   --run-args ARGS  more arguments for each version's test/run.sh, as
@@ -144,13 +151,28 @@ skips_serial() {
 }
 [ -z "$long" ] || in_list "$long" "$versions" ||
 	{ echo "test/matrix.sh: --long $long: not one of the versions ($versions)" >&2; exit 2; }
+# tap_groups_of WHICH: test/run.sh's --tap-groups for WHICH, a comma list
+# of core, fleet, integrations and tools (fleet and integrations); empty
+# if a word is none of them
+tap_groups_of() {
+	local w groups=""
+	for w in ${1//,/ }; do
+		case $w in
+			core|fleet|integrations) groups="$groups $w" ;;
+			tools) groups="$groups fleet integrations" ;;
+			*) return ;;
+		esac
+	done
+	echo "${groups# }"
+}
 for pair in $tap_map; do
-	in_list "${pair%%=*}" "$versions" && in_list "${pair#*=}" "all core tools none" ||
-		{ echo "test/matrix.sh: --tap $pair: not V=all, core, tools or none for one of the versions ($versions)" >&2; exit 2; }
+	which=${pair#*=}
+	in_list "${pair%%=*}" "$versions" && { in_list "$which" "all none" || [ -n "$(tap_groups_of "$which")" ]; } ||
+		{ echo "test/matrix.sh: --tap $pair: not V=all, none, or groups (core, fleet, integrations, tools: comma-separated) for one of the versions ($versions)" >&2; exit 2; }
 done
 
-# The lock that keeps test/run.sh's serial TAP phase alone on the machine
-# (see the header), and the timings prove keeps between runs, to start
+# The lock that keeps test/run.sh's serial TAP phases from the other
+# parts (see the header), and the timings prove keeps between runs, to start
 # the slowest TAP tests first ($MATRIX_CACHE/prove-state, copied into each
 # root and back).
 mkdir -p "$run/shared" "$MATRIX_CACHE/prove-state"
@@ -238,12 +260,19 @@ leg() {
 		args=" --skip-common-suites"
 	fi
 	if [ "$part" != common ]; then
-		case $(tap_of "$v") in
-			all) env+=(SHARDID_TAP_JOBS=$((tap_jobs < 3 ? tap_jobs + 1 : tap_jobs))) ;; # one more
-			core) args="$args --core-tap" ;;
-			tools) args="$args --tools-tap" ;;
+		local which groups
+		which=$(tap_of "$v")
+		groups=$(tap_groups_of "$which")
+		case $which in
+			all) ;;
 			none) args="$args --skip-tap" ;;
+			*) args="$args --tap-groups \"$groups\"" ;;
 		esac
+		# one more TAP test at once where a version runs more than one
+		# group, or the fleet's (its tests wait on their servers and time
+		# nothing; one at a time, they made 18's the longest leg)
+		[ "$which" = none ] || { [ "$(echo $groups | wc -w)" = 1 ] && [ "$groups" != fleet ]; } ||
+			env+=(SHARDID_TAP_JOBS=$((tap_jobs < 3 ? tap_jobs + 1 : tap_jobs)))
 		! skips_serial "$v" || args="$args --skip-serial"
 	fi
 	[ -z "$run_args" ] || args="$args $run_args"
@@ -393,9 +422,9 @@ for v in $parts; do
 	what="suite"
 	[ "$v" = "$first" ] || what="suite less the version-independent ones"
 	case $(tap_of "$v") in
-		core) what="$what, the C code's TAP tests" ;;
-		tools) what="$what, the TAP tests of SQL, tools and integrations" ;;
+		all) ;;
 		none) what="$what, no TAP test" ;;
+		*) what="$what, the TAP tests of the groups $(tap_groups_of "$(tap_of "$v")")" ;;
 	esac
 	! skips_serial "$v" || what="$what, no serial TAP tests"
 	[ "$v" = "$long" ] && what="$what, PG_TEST_EXTRA=\"$extra\""

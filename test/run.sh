@@ -81,14 +81,15 @@
 #                  the same Python or JavaScript on every server; the
 #                  server-facing steps they use are in the other tests):
 #                  test/matrix.sh runs them on its first version only
-#   --core-tap     of the TAP tests, only those of tap_core (the C code's
-#                  own: the issue path, the fences, the hooks, the
-#                  upgrade), whose behaviour depends on the server's
-#                  version (.ci/run: PostgreSQL 19; 15 runs every
-#                  test, 17 none)
-#   --tools-tap    of the TAP tests, only those not in tap_core (SQL,
-#                  tools and integrations: .ci/run's 18, while 19 runs
-#                  tap_core)
+#   --tap-groups "G ..."  of the TAP tests, only those of these groups:
+#                  core (tap_core: the C code's own, the issue path, the
+#                  fences, the hooks, the upgrade), fleet (tap_fleet: the
+#                  fleet tool against its servers), integrations (the
+#                  others: SQL functions, partitions, pg_cron, monitoring,
+#                  the clients' recipes); default all three (.ci/run: 15
+#                  core and integrations, 18 fleet, 19 core, 17 none)
+#   --core-tap     --tap-groups core
+#   --tools-tap    --tap-groups "fleet integrations"
 #   --skip-serial  not the TAP tests marked "# schedule: serial" (they
 #                  time waits and run alone on the machine: .ci/run runs
 #                  them on 15 and 19 only)
@@ -115,8 +116,7 @@ skip_tap=0
 quick=0
 skip_common=0
 first_only_tap=1
-core_tap=0
-tools_tap=0
+tap_groups="core fleet integrations"
 skip_serial=0
 jobs=${SHARDID_TAP_JOBS:-3}
 while [ $# -gt 0 ]; do
@@ -126,8 +126,9 @@ while [ $# -gt 0 ]; do
 		--quick) quick=1; skip_tap=1; shift ;;
 		--skip-common) skip_common=1; first_only_tap=0; shift ;;
 		--skip-common-suites) skip_common=1; shift ;;
-		--core-tap) core_tap=1; shift ;;
-		--tools-tap) tools_tap=1; shift ;;
+		--tap-groups) [ $# -ge 2 ] || usage; tap_groups=$2; shift 2 ;;
+		--core-tap) tap_groups=core; shift ;;
+		--tools-tap) tap_groups="fleet integrations"; shift ;;
 		--skip-serial) skip_serial=1; shift ;;
 		--jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift 2 ;;
 		--only) [ $# -ge 2 ] || usage; only=$2; shift 2 ;;
@@ -135,7 +136,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $quick = 1 ] && [ -n "$tap_tests" ] && { echo "test/run.sh: --quick runs no TAP test; --tap asks for one" >&2; exit 2; }
-[ $core_tap = 1 ] && [ $tools_tap = 1 ] && { echo "test/run.sh: --core-tap and --tools-tap leave no TAP test between them: use one" >&2; exit 2; }
+for g in $tap_groups; do
+	case $g in core|fleet|integrations) ;; *) echo "test/run.sh: --tap-groups: $g is not core, fleet or integrations" >&2; exit 2 ;; esac
+done
+[ -n "$tap_groups" ] || { echo "test/run.sh: --tap-groups names no group: use --skip-tap" >&2; exit 2; }
 [ $quick = 1 ] && [ $skip_common = 1 ] && { echo "test/run.sh: --quick and --skip-common leave only regress and isolation: use neither, or --skip-tap --skip-common" >&2; exit 2; }
 
 if [ $quick = 1 ]; then
@@ -155,7 +159,10 @@ echo "== tier: $tier"
 
 # SHARDID_TEST_LOCK (test/matrix.sh sets it, for the versions it runs at
 # once): a lock file that every run on the machine holds shared, but for
-# its serial TAP phase, which waits to hold it alone (test_lock).
+# its serial TAP phase, which waits to hold it alone (test_lock) and then
+# lets go of it: once one serial phase has held it alone, every other
+# part is done but other versions' serial phases, which run beside it
+# (two at most in CI, each one test at a time, mostly waiting).
 if [ -n "${SHARDID_TEST_LOCK:-}" ]; then
 	exec 8>>"$SHARDID_TEST_LOCK"
 	flock -s 8
@@ -184,7 +191,10 @@ packages=(make gcc rsync postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR)
 # unit); the fuzzers (libFuzzer)
 common_packages=(python3-psycopg groff-base python3-pytest)
 fuzz_packages=(clang libclang-rt-dev)
-tap_packages=(libipc-run-perl faketime python3-psycopg
+tap_packages=(libipc-run-perl faketime python3-psycopg)
+# the tools' and integrations' TAP tests' own (not with --core-tap: the
+# C code's tests need none of them)
+tools_tap_packages=(
 	# ORM recipes (test/t/100_orm.pl, docs/orm.md): Django, SQLAlchemy with
 	# psycopg2, Node.js for the JS client's server-side recipe (npm, for
 	# node-postgres: below)
@@ -198,6 +208,7 @@ echo "== packages (PostgreSQL $PG_MAJOR)"
 [ $skip_common = 0 ] && packages+=("${common_packages[@]}")
 [ $skip_common = 0 ] && [ $quick = 0 ] && packages+=("${fuzz_packages[@]}")
 [ $skip_tap = 0 ] && packages+=("${tap_packages[@]}")
+[ $skip_tap = 0 ] && [ "$tap_groups" != core ] && packages+=("${tools_tap_packages[@]}")
 # for the long tier's HA test (test/t/111_patroni.pl, PG_TEST_EXTRA=shardid_ha)
 if [ $skip_tap = 0 ] && [[ " ${PG_TEST_EXTRA:-} " == *" shardid_ha "* ]]; then
 	packages+=(patroni etcd-server)
@@ -286,7 +297,7 @@ else
 	# the packages build without them.
 	echo "== build and install into $work/pg (a private copy of PostgreSQL $PG_MAJOR)"
 	SHARDID_ASSERTS=${SHARDID_ASSERTS-1} private_install "$work/pg"
-	[ $skip_tap = 1 ] || tap_extras "$work/pg"
+	[ $skip_tap = 1 ] || [ "$tap_groups" = core ] || tap_extras "$work/pg"
 
 	# Tests run in a copy of the tree that the cluster owner may write to.
 	rsync -a --exclude .git "$here"/ "$work"/src-tree/
@@ -461,6 +472,21 @@ tap_slow_first="074 066 070 050 072 051 090 052 062 067 100 075 010 053 060 080 
 # SQL, tools and integrations whose server-facing side does not change
 # between the versions the matrix runs them on.
 tap_core="010 020 030 040 063 064 070 071 072 073 074 075 076 077 078 079 080 081 082 085 095"
+# The fleet tool's tests against its servers (--tap-groups fleet); every
+# other TAP test is of the integrations group.
+tap_fleet="050 051 052 053 054"
+# tap_group TEST: the group of a TAP test file
+tap_group() {
+	local n
+	n=$(basename "$1" | cut -c1-3)
+	if [[ " $tap_core " == *" $n "* ]]; then
+		echo core
+	elif [[ " $tap_fleet " == *" $n "* ]]; then
+		echo fleet
+	else
+		echo integrations
+	fi
+}
 tap_state_dir=${SHARDID_TEST_STATE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/shardid}
 
 # tap_order TEST...: the tests, those that tap_slow_first names first
@@ -522,12 +548,8 @@ tap_phase() {
 run_tap() {
 	local t rc=0 parallel=() serial=()
 	for t in $(tap_order ${tap_tests:-test/t/*.pl}); do
-		if [ $core_tap = 1 ] && [ -z "$tap_tests" ] && ! [[ " $tap_core " == *" $(basename "$t" | cut -c1-3) "* ]]; then
-			echo "== tap: $(basename "$t") is not one of tap_core: not with --core-tap"
-			continue
-		fi
-		if [ $tools_tap = 1 ] && [ -z "$tap_tests" ] && [[ " $tap_core " == *" $(basename "$t" | cut -c1-3) "* ]]; then
-			echo "== tap: $(basename "$t") is one of tap_core: not with --tools-tap"
+		if [ -z "$tap_tests" ] && ! [[ " $tap_groups " == *" $(tap_group "$t") "* ]]; then
+			echo "== tap: $(basename "$t") is of the group $(tap_group "$t"): not with --tap-groups \"$tap_groups\""
 			continue
 		fi
 		if [ $first_only_tap = 0 ] && [ -z "$tap_tests" ] && grep -q '^# versions: first' "$t"; then
@@ -559,7 +581,8 @@ run_tap() {
 			echo "== tap, serial: waiting for the other runs on this machine to leave $SHARDID_TEST_LOCK"
 			local waited=$SECONDS
 			test_lock exclusive
-			echo "== tap, serial: alone on the machine after $((SECONDS - waited)) s"
+			test_lock none
+			echo "== tap, serial: the other runs' tests done after $((SECONDS - waited)) s (other versions' serial phases may run beside this one)"
 		fi
 		tap_phase serial 1 "${serial[@]}" || rc=1
 		test_lock shared

@@ -19,10 +19,8 @@
 # router switch are also aborted (all of them with PG_TEST_EXTRA=shardid_load, a
 # sample of each kind otherwise).
 #
-# versions: first (the tool's recovery at each of its steps is its own
-# Python, the same on every server; the server's side of a move, the
-# publication, subscription, slot and copy, is tested on every version by
-# 050_fleet.pl and 051_fleet_security.pl)
+# Of the fleet group (test/run.sh --tap-groups fleet), with 050, 051, 053
+# and 054: .ci/run runs the group on PostgreSQL 18.
 
 use strict;
 use warnings;
