@@ -64,6 +64,7 @@
 #include "storage/lwlock.h"
 #include "utils/fmgrprotos.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "clock.h"

@@ -17,6 +17,7 @@
 #include "access/xact.h"
 #include "access/xlogdefs.h"
 
+#include "compat.h"
 #include "layout.h"
 #include "shmem.h"
 
