@@ -60,8 +60,9 @@
 # server's port: SHARDID_PORT, else a free one.
 #
 # Usage: bash test/run.sh [--quick] [--tap test/t/NAME.pl ...] [--skip-tap]
-#                         [--skip-common] [--skip-common-suites] [--core-tap]
-#                         [--tools-tap] [--skip-serial] [--jobs N]
+#                         [--skip-common] [--skip-common-suites]
+#                         [--tap-groups "G ..."] [--core-tap] [--tools-tap]
+#                         [--skip-serial] [--jobs N]
 #        bash test/run.sh --only NAME
 #   --only NAME    one test, whatever its kind: a suite (unit, fuzz, model,
 #                  fleet_cli, fleet_unit, clients), a regress file
