@@ -70,6 +70,23 @@
  *   EXP_SETBACK_DUMP  the owner's setval back, then a dump before the
  *                  guard's next fence write; or a setval back where the
  *                  database's cover knows none of the IDs
+ *
+ * COVER (-DCOVER): issue 29's protocol, modelled before its C.  A cover
+ *   worker keeps the database's fence D ahead of the clock off the issue
+ *   path: when the published cover C is less than REFRESH ahead of the
+ *   clock it writes D := clock + LEAD, flushes it, waits for the standby,
+ *   then publishes C := D.  A backend issues a field t only if t <= C and
+ *   t <= S (its sequence's published fence), and never writes D; when t
+ *   passes S it appends setval(seq, max(t, clock) + LEAD) to the log and
+ *   publishes S in the same step, before the ID, with no flush and no
+ *   standby wait.  A commit flushes the log to its end; an ID may be
+ *   handed out and never committed.  Assertions added: the cover is never
+ *   more than REACH past the highest clock reading; a backend that waits
+ *   for the cover with a correct clock waits for the worker's cycle under
+ *   way or due, whose target covers its field.  Switches: COMMITTED_ONLY
+ *   (the duplicate assertion only for a watched ID whose transaction
+ *   committed first), EXP_UNCOMMITTED_DUMP (a dump after a crash cut a
+ *   sequence's setval, before its next call: an exposure).
  * MUTATIONS (each must be caught): see the MUT_ names below and run.sh.
  * Bounds: NB, NS, TMAX, DISASTERS, CHAOS, and -DSCENARIO with E_... to
  * choose the events (run.sh).  -DSYNC: a synchronous standby.
@@ -235,6 +252,20 @@ short gh[NS];
 #ifdef EXP_STANDBY
 bool stalled;			/* F4: the standby timed out, not waited for */
 #endif
+#ifdef COVER
+/* the cover worker (in C a background worker): it dies with shared memory */
+byte cpc;				/* 0 idle, 1 its record written, 2 flushed */
+short cd;				/* the cover it writes */
+byte clsn;				/* the end of its record in the log */
+#ifdef MUT_COVER_LAG
+short cst;				/* the clock when its write began */
+short cdur;				/* the last write's duration */
+#endif
+#ifndef EXP_UNCOMMITTED_DUMP
+bool lost[NS];			/* a crash or a promotion cut a setval of the
+						 * sequence, and no setval of it since */
+#endif
+#endif
 
 /* ---- the backends ---- */
 short hv[NB];			/* the value nextval gave it, or -1 */
@@ -267,6 +298,15 @@ byte wlow;				/* its low bits */
 hidden byte watch;		/* this step may pick the ID it hands out */
 hidden byte duplicate;	/* the watched ID, handed out again */
 hidden byte refused_correct_clock;
+#ifdef COVER
+hidden byte over_reach;	/* the cover more than REACH past the true time */
+hidden byte cover_wait_long;	/* a wait for the cover the worker does not end */
+#ifdef COMMITTED_ONLY
+byte wb;				/* the backend whose open transaction holds the
+						 * watched ID (NB: none) */
+bool wcom;				/* that transaction committed */
+#endif
+#endif
 
 /* scratch, not part of the state */
 hidden short t1, t2, t3, t4, t5;
@@ -301,6 +341,9 @@ inline wal_receive()
 	:: i1 < NB -> if :: wlsn[i1] > 0 -> wlsn[i1]-- :: else fi; i1++
 	:: else -> break
 	od;
+#ifdef COVER
+	if :: clsn > 0 -> clsn-- :: else fi;
+#endif
 	i1 = 0
 }
 
@@ -365,6 +408,15 @@ inline shmem_reset()
 	od;
 #ifdef EXP_STANDBY
 	stalled = 0;
+#endif
+#ifdef COVER
+	cpc = 0; cd = 0; clsn = 0;
+#ifdef MUT_COVER_LAG
+	cst = 0; cdur = 0;
+#endif
+#ifdef COMMITTED_ONLY
+	wb = NB;
+#endif
 #endif
 	i1 = 0
 }
@@ -476,6 +528,22 @@ inline slot_moved(s, block)
 
 /* ---------------------------------------------------------------- the issue path */
 
+/* COVER: the cover holds field t (MUT_ISSUE_PAST_COVER: not asked) */
+#ifdef MUT_ISSUE_PAST_COVER
+#define COVERED(t) (1)
+#else
+#define COVERED(t) ((t) <= dbpub)
+#endif
+
+#if defined(COVER) && defined(COMMITTED_ONLY)
+#define WATCHED_COUNTS (wcom)
+#define WATCH_HOLDER(b) wb = b; wcom = 0
+#else
+#define WATCHED_COUNTS (1)
+#define WATCH_HOLDER(b) skip
+#endif
+
+
 /*
  * shardid_guard_next / guard_next_slow and decide (src/guard.c), with
  * shardid_rule_field and shardid_rule_wait (src/rule.h).  t1: the block,
@@ -527,10 +595,36 @@ inline issue(b)
 		fi
 	:: t3 > FMAX ->
 		skip			/* STEP_HORIZON: the end of the model's time */
+#ifdef COVER
+	:: t3 >= 0 && t3 <= FMAX && !COVERED(t3) ->
+		/* the cover does not hold t3: wait for the worker, never write D.
+		 * With a correct clock the wait is for the worker's cycle under way
+		 * or due, whose target (the clock + LEAD) holds t3: no fence's
+		 * distance enters it (the start's wait is bounded by the reach) */
+		cover_wait_long = (now == tt && !(t3 <= now + LEAD &&
+			(cpc != 0 || (dbpub < now + REFRESH && dlock == 0))));
+		assert(cover_wait_long == 0)
+	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && nlog < LMAX ->
+		cover_seq_write(b, hs[b], t3);	/* setval, S published: no wait */
+		hand_out(b)
+	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && nlog >= LMAX ->
+		skip			/* the log's bound in the model: wait */
+	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 <= sfence[hs[b]] ->
+		hand_out(b)
+#else
 	:: t3 >= 0 && t3 <= FMAX && t3 > sfence[hs[b]] ->
 		fence_write(b, hs[b], t3)	/* STEP_ADVANCE */
 	:: t3 >= 0 && t3 <= FMAX && t3 <= sfence[hs[b]] ->
-		/* STEP_ISSUE: commit, and the ID is handed out */
+		hand_out(b)
+#endif
+	fi;
+	ok = 0
+}
+
+/* STEP_ISSUE: the ID (field t3, low bits t2) is handed out (COVER: its
+ * transaction's commit is an event of its own) */
+inline hand_out(b)
+{
 		if
 		:: t3 != slast[hs[b]] || sst[hs[b]] ->
 			slast[hs[b]] = t3; sblk[hs[b]] = t1; stak[hs[b]] = 1 << t2
@@ -541,18 +635,51 @@ inline issue(b)
 		sreach[hs[b]] = 0;
 		printf("b%d ISSUES s%d (%d, %d)\n", b, hs[b], t3, t2);
 		if
-		:: hs[b] == 0 && seen && t3 == wfield && t2 == wlow ->
+		:: hs[b] == 0 && seen && t3 == wfield && t2 == wlow && WATCHED_COUNTS ->
 			duplicate = 1;
 			assert(duplicate == 0)	/* never twice */
 		:: hs[b] == 0 && !seen && watch ->
 			printf("observer watches (%d, %d)\n", t3, t2);
-			seen = 1; wfield = t3; wlow = t2
+			seen = 1; wfield = t3; wlow = t2;
+			WATCH_HOLDER(b)
 		:: else
 		fi;
 		hv[b] = -1
-	fi;
-	ok = 0
 }
+
+#ifdef COVER
+/*
+ * COVER: a sequence's fence written, not waited for.  setval(seq,
+ * max(t, clock) + LEAD) appended to the log (never backwards) and S
+ * published at once, in the step that hands out the ID: the record comes
+ * before the ID in WAL order, and no flush or standby wait comes between.
+ * (A value that jumped past what the slot knows was seen by issue's
+ * slot_moved in this step: nextval gave it, so no move is left here.)
+ * MUT_SETVAL_AFTER_ISSUE: the setval comes after the ID (pc 4: a later
+ * step of the backend).
+ */
+inline cover_seq_write(b, s, field)
+{
+	t4 = max(field, now) + LEAD;
+	t5 = max(t4, max(fence_of(val[s]) + 1, shi[s]));
+#ifdef MUT_SETVAL_AFTER_ISSUE
+	wf[b] = t5;
+	pc[b] = 4;
+#else
+	val[s] = (t5 + 1) * K;
+	wal_insert(s, val[s]);
+#ifndef EXP_UNCOMMITTED_DUMP
+	lost[s] = 0;
+#endif
+#endif
+	printf("b%d setval s%d fence %d (val %d), not flushed\n", b, s, t5, val[s]);
+	sfence[s] = max(sfence[s], t5);
+	swr[s] = max(swr[s], t5);
+	swing[s] = max(swing[s], t5);
+	shi[s] = max(shi[s], t5 + 1);
+	sb[s] = 0
+}
+#endif
 
 /* ---------------------------------------------------------------- a fence write */
 
@@ -720,7 +847,38 @@ inline fence_publish(b)
 	:: d_step { pc[b] == 1 -> printf("b%d flush\n", b); fence_flush_step(b) } \
 	:: d_step { pc[b] == 2 && (standby_has(b) || STANDBY_GONE || MUT_SKIP_WAIT) -> printf("b%d standby wait ends\n", b); pc[b] = 3; STANDBY_STALL } \
 	:: d_step { pc[b] == 3 -> printf("b%d publish fence %d db %d\n", b, wf[b], wpub[b]); fence_publish(b) } \
-	ROLLBACK_EVENT(b)
+	ROLLBACK_EVENT(b) COVER_BACKEND(b)
+
+/*
+ * COVER: the commit of a transaction flushes the log to its end (its
+ * commit record is the last one); under COMMITTED_ONLY it marks the watched
+ * ID committed if this backend's open transaction holds it, and the
+ * transaction may end without a commit (a rollback, a SELECT, a client
+ * gone).  MUT_SETVAL_AFTER_ISSUE's late setval.
+ */
+#ifdef COVER
+#ifdef COMMITTED_ONLY
+#define COMMIT_MARK(b) if :: wb == b -> wcom = 1; wb = NB :: else fi
+#define COMMIT_ENABLED(b) (nflush < nlog || wb == b)
+#define ABORT_EVENT(b) :: d_step { wb == b -> printf("b%d rolls back\n", b); wb = NB }
+#else
+#define COMMIT_MARK(b) skip
+#define COMMIT_ENABLED(b) (nflush < nlog)
+#define ABORT_EVENT(b)
+#endif
+#ifdef MUT_SETVAL_AFTER_ISSUE
+#define LATE_SETVAL(b) \
+	:: d_step { pc[b] == 4 && nlog < LMAX -> val[hs[b]] = (wf[b] + 1) * K; wal_insert(hs[b], val[hs[b]]); \
+		printf("b%d setval s%d late\n", b, hs[b]); wf[b] = 0; pc[b] = 0 }
+#else
+#define LATE_SETVAL(b)
+#endif
+#define COVER_BACKEND(b) \
+	:: d_step { COMMIT_ENABLED(b) -> printf("b%d commits: flush %d\n", b, nlog); nflush = nlog; COMMIT_MARK(b) } \
+	ABORT_EVENT(b) LATE_SETVAL(b)
+#else
+#define COVER_BACKEND(b)
+#endif
 
 #ifdef MUT_NO_STANDBY_WAIT
 #define MUT_SKIP_WAIT 1
@@ -773,11 +931,23 @@ inline fence_publish(b)
  * them (EXP_SETBACK_DUMP).
  */
 #ifdef EXP_SETBACK_DUMP
-#define MAY_DUMP(s) (1)
+#define MAY_DUMP_SB(s) (1)
 #define MAY_SETBACK (1)
 #else
-#define MAY_DUMP(s) (!sb[s])
+#define MAY_DUMP_SB(s) (!sb[s])
 #define MAY_SETBACK (!elsewhere)
+#endif
+/*
+ * COVER: a crash (or a promotion) that cut a sequence's setval, under
+ * which IDs may have been handed out in transactions that never
+ * committed, leaves its value below them until its next call's setval;
+ * a dump meanwhile, restored elsewhere with the clock behind, repeats
+ * them (EXP_UNCOMMITTED_DUMP).
+ */
+#if defined(COVER) && !defined(EXP_UNCOMMITTED_DUMP)
+#define MAY_DUMP(s) (MAY_DUMP_SB(s) && !lost[s])
+#else
+#define MAY_DUMP(s) MAY_DUMP_SB(s)
 #endif
 
 /*
@@ -800,6 +970,9 @@ inline restore(s)
 	i1 = 0;
 	do
 	:: i1 < NS -> val[i1] = 0; unl[i1] = 0; sb[i1] = 0; bval[i1] = 0;
+#if defined(COVER) && !defined(EXP_UNCOMMITTED_DUMP)
+		lost[i1] = 0;
+#endif
 		i1++
 	:: else -> break
 	od;
@@ -872,6 +1045,9 @@ inline drop_cover()
 	:: i1 < NS ->
 		if
 		:: fence_of(val[i1]) < dbval -> val[i1] = (dbval + 1) * K; wal_insert(i1, val[i1])
+#if defined(COVER) && !defined(EXP_UNCOMMITTED_DUMP)
+			; lost[i1] = 0
+#endif
 		:: else
 		fi;
 		i1++
@@ -905,8 +1081,69 @@ inline create_fence()
 	wal_insert(DB, dbval);
 	dbex = 1;
 	dbld = 0;
+#ifdef COVER
+	over_reach = (dbval > tt + REACH);
+	assert(over_reach == 0);
+#endif
 	t1 = 0; t2 = 0
 }
+
+#ifdef COVER
+/*
+ * The cover worker: it writes D := clock + LEAD when the published cover
+ * is less than REFRESH ahead of the clock (under the database fence's
+ * lock, as the load and DROP EXTENSION take it), flushes it, waits for the
+ * standby (bounded as a backend's wait is), then publishes C := D, unless
+ * the postmaster died.  No write's duration enters the target
+ * (MUT_COVER_LAG: the last one's does).
+ */
+#ifdef MUT_COVER_LAG
+#define COVER_LAG cdur
+#else
+#define COVER_LAG 0
+#endif
+#ifdef MUT_COVER_NO_STANDBY_WAIT
+#define COVER_SKIP_WAIT 1
+#else
+#define COVER_SKIP_WAIT 0
+#endif
+inline cover_write()
+{
+	cd = now + LEAD + COVER_LAG;
+	over_reach = (cd > tt + REACH);
+	assert(over_reach == 0);	/* never more than the reach past the clock */
+	assert(cd > dbval);			/* never backwards */
+#ifdef MUT_COVER_LAG
+	cst = now;
+#endif
+	dlock = NB + 1;
+	dbval = cd;
+	wal_insert(DB, cd);
+	clsn = nlog;
+#ifdef MUT_COVER_PUBLISH_BEFORE_FLUSH
+	dbpub = cd;
+#endif
+	printf("worker writes D = %d\n", cd);
+	cpc = 1
+}
+
+inline cover_cut(from)
+{
+#ifndef EXP_UNCOMMITTED_DUMP
+	i1 = from;
+	do
+	:: i1 < nlog -> if :: lobj[i1] < NS -> lost[lobj[i1]] = 1 :: else fi; i1++
+	:: else -> break
+	od;
+	i1 = 0
+#else
+	skip
+#endif
+}
+#define COVER_CUT(from) cover_cut(from)
+#else
+#define COVER_CUT(from) skip
+#endif
 
 #if NS > 1
 #define quiet (dlock == 0 && slock[0] == 0 && slock[1] == 0)
@@ -958,6 +1195,18 @@ init
 #endif
 		}
 
+#ifdef COVER
+	/* the cover worker's steps */
+	:: d_step { cpc == 0 && dbex && dbld && pm && dlock == 0 && dbpub < now + REFRESH && nlog < LMAX -> cover_write() }
+	:: d_step { cpc == 1 -> printf("worker flush\n"); nflush = max(nflush, clsn); cpc = 2 }
+	:: d_step { cpc == 2 && pm && (clsn == 0 || STANDBY_GONE || COVER_SKIP_WAIT) ->
+		printf("worker publishes C = %d\n", cd); dbpub = max(dbpub, cd); STANDBY_STALL;
+#ifdef MUT_COVER_LAG
+		cdur = now - cst; if :: cdur < 0 -> cdur = 0 :: else fi; cst = 0;
+#endif
+		cpc = 0; cd = 0; clsn = 0; dlock = 0 }
+#endif
+
 #ifdef MUT_PUBLISH_BEFORE_FLUSH
 	/* the WAL writer flushes what was inserted */
 	:: d_step { nflush < nlog -> nflush = nlog }
@@ -965,7 +1214,7 @@ init
 
 	/* crash: the log cut at the flush pointer, shared memory gone; the
 	 * restart's clock is the clock's (it may then step back) */
-	:: d_step { E_CRASH && dis < DISASTERS -> printf("CRASH (flushed %d of %d)\n", nflush, nlog); nlog = nflush; wal_replay(nflush); i1 = nflush;
+	:: d_step { E_CRASH && dis < DISASTERS -> printf("CRASH (flushed %d of %d)\n", nflush, nlog); COVER_CUT(nflush); nlog = nflush; wal_replay(nflush); i1 = nflush;
 		do :: i1 < LMAX -> lobj[i1] = 0; lval[i1] = 0; i1++ :: else -> break od;
 		shmem_reset(); pm = 1; restarted = 1; dis++ }
 
@@ -973,7 +1222,7 @@ init
 	:: d_step { E_PMDIE && ch < CHAOS && pm -> ch++; printf("postmaster dies\n"); pm = 0 }
 
 	/* promotion of the standby: what it received, a new server */
-	:: d_step { E_PROMOTE && dis < DISASTERS -> printf("PROMOTE the standby\n"); wal_replay(0); nlog = 0; nflush = 0;
+	:: d_step { E_PROMOTE && dis < DISASTERS -> printf("PROMOTE the standby\n"); COVER_CUT(0); wal_replay(0); nlog = 0; nflush = 0;
 		i1 = 0; do :: i1 < LMAX -> lobj[i1] = 0; lval[i1] = 0; i1++ :: else -> break od;
 		shmem_reset(); pm = 1; restarted = 1; dis++ }
 

@@ -88,14 +88,24 @@ declare -A scenario=(
 	[lower]="$base -DE_LOWER=1 -DE_RESTORE=1 -DE_CRASH=1"
 	[failover-sync]="$base -DSYNC -DE_PROMOTE=1 -DE_PMDIE=1"
 	[two-sequences]="-DSCENARIO -DNS=2 -DNB=2 -DTMAX=1 -DDISASTERS=1 -DCHAOS=0 -DE_CRASH=1"
+	# COVER: issue 29's protocol (the cover worker), modelled before its C
+	[cover-crash]="-DCOVER $base -DE_CRASH=1 -DE_SETBACK=1"
+	[cover-failover]="-DCOVER $base -DE_PROMOTE=1 -DE_PMDIE=1"
+	[cover-failover-sync]="-DCOVER $base -DSYNC -DE_PROMOTE=1 -DE_PMDIE=1"
+	[cover-restore]="-DCOVER $base -DE_RESTORE=1 -DE_UNLOGGED=1 -DE_SETBACK=1"
+	[cover-extension]="-DCOVER -DSCENARIO -DNS=1 -DNB=1 -DTMAX=2 -DDISASTERS=1 -DCHAOS=1 -DE_EXT=1 -DE_CRASH=1 -DE_SETBACK=1"
+	[cover-eviction]="-DCOVER -DSCENARIO -DNS=1 -DNB=1 -DTMAX=2 -DDISASTERS=1 -DCHAOS=2 -DE_EVICT=1 -DE_SETBACK=1 -DE_CRASH=1 -DE_RESTORE=1"
+	[cover-crash-dump]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=2 -DCHAOS=0 -DE_CRASH=1 -DE_RESTORE=1"
+	[cover-committed]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=2 -DCHAOS=0 -DE_CRASH=1 -DE_RESTORE=1 -DEXP_UNCOMMITTED_DUMP -DCOMMITTED_ONLY"
 )
-order=(crash failover failover-sync restore extension eviction lower two-sequences)
+order=(crash failover failover-sync restore extension eviction lower two-sequences
+	cover-crash cover-failover cover-failover-sync cover-restore cover-extension cover-eviction cover-crash-dump cover-committed)
 
 model_errors=0
 echo "== the model, exhaustive at the CI bounds"
 for sc in "${order[@]}"; do
 	run "model-$sc" "${scenario[$sc]}"
-	printf '  %-14s %10s states  errors %s  %s  (%d s)\n' "$sc" "$states" "$errors" \
+	printf '  %-20s %10s states  errors %s  %s  (%d s)\n' "$sc" "$states" "$errors" \
 		"$([ $complete = 1 ] && echo complete || echo INCOMPLETE)" "$secs"
 	if [ "$errors" != 0 ] || [ $complete = 0 ]; then
 		model_errors=$((model_errors + 1))
@@ -118,12 +128,19 @@ mutations=(
 	"MUT_ACCEPT_UNLOGGED restore"		# an unlogged sequence accepted
 	"MUT_DROP_NO_COVER extension"		# DROP EXTENSION leaves sequences below the cover
 	"MUT_GHOST_NO_START eviction"		# the ghost keeps the last field issued, not the start
+	"MUT_COVER_PUBLISH_BEFORE_FLUSH cover-crash"	# COVER: the worker publishes before its flush
+	"MUT_COVER_NO_STANDBY_WAIT cover-failover-sync"	# COVER: the worker publishes before the standby wait
+	"MUT_ISSUE_PAST_COVER cover-crash"				# COVER: a backend issues past C
+	"MUT_SETVAL_AFTER_ISSUE cover-restore"			# COVER: the sequence's setval after the ID
+	"MUT_COVER_LAG cover-crash"						# COVER: the last write's duration feeds the target
+	"MUT_START_BELOW_COVER cover-crash"				# COVER: a restart's slot starts below D
 )
 exposures=(
 	"EXP_NOSEQ restore"					# a table restored without its sequence
 	"EXP_STANDBY failover"				# a standby not connected, or timed out
 	"EXP_FASTCLOCK lower"				# a fast clock, the fences lowered after a restart
 	"EXP_SETBACK_DUMP restore"			# a sequence set back, then dumped
+	"EXP_UNCOMMITTED_DUMP cover-crash-dump"	# COVER: an uncommitted ID, a crash, a dump
 )
 
 # check KIND LIST...: each switch must give a violation with a trail
@@ -135,12 +152,12 @@ check() {
 		sw=${entry% *}
 		sc=${entry#* }
 		total=$((total + 1))
-		run "$sw" "${scenario[$sc]} -D$sw" "-DSAFETY -DCOLLAPSE" "-E"
-		if [ "$errors" != 0 ] && [ "$errors" != -1 ] && [ -s "$work/$sw/fence.pml.trail" ]; then
+		run "$sw-$sc" "${scenario[$sc]} -D$sw" "-DSAFETY -DCOLLAPSE" "-E"
+		if [ "$errors" != 0 ] && [ "$errors" != -1 ] && [ -s "$work/$sw-$sc/fence.pml.trail" ]; then
 			caught=$((caught + 1))
 			printf '  %-26s %-10s caught: %s, %s states (%d s)\n' "$sw" "$sc" \
-				"$(grep -m1 -o 'assertion violated.*(at depth [0-9]*)' "$work/$sw/out" | sed 's/assertion violated //; s/(duplicate==0)/a duplicate/; s/(refused_correct_clock==0)/a correct clock refused/')" "$states" "$secs"
-			if [ -n "${MODEL_TRAILS:-}" ]; then trail "$sw" "${scenario[$sc]} -D$sw"; fi
+				"$(grep -m1 -o 'assertion violated.*(at depth [0-9]*)' "$work/$sw-$sc/out" | sed 's/assertion violated //; s/(duplicate==0)/a duplicate/; s/(refused_correct_clock==0)/a correct clock refused/; s/(over_reach==0)/the cover past the reach/')" "$states" "$secs"
+			if [ -n "${MODEL_TRAILS:-}" ]; then trail "$sw-$sc" "${scenario[$sc]} -D$sw"; fi
 		else
 			printf '  %-26s %-10s SURVIVED (errors %s, %s states)\n' "$sw" "$sc" "$errors" "$states"
 		fi
