@@ -71,19 +71,23 @@
  *                  guard's next fence write; or a setval back where the
  *                  database's cover knows none of the IDs
  *
- * COVER (-DCOVER): issue 29's protocol, modelled before its C.  A cover
- *   worker keeps the database's fence D ahead of the clock off the issue
- *   path: when the published cover C is less than REFRESH ahead of the
- *   clock it writes D := clock + LEAD, flushes it, waits for the standby,
- *   then publishes C := D.  A backend issues a field t only if t <= C and
- *   t <= S (its sequence's published fence), and never writes D; when t
+ * COVER (-DCOVER): issue 29's protocol.  The cover's steps keep the
+ *   database's fence D ahead of the clock off the issue path: when the
+ *   published cover C is less than REFRESH ahead of the clock, D := clock
+ *   + LEAD is appended under the database fence's lock, which is let go
+ *   of at once (in C any backend does it, cover_append, without a flush);
+ *   once the log is flushed past that record (a commit's flush carried
+ *   it, or a backend that needs it flushed it) and the standby has it,
+ *   C := D is published (cover_publish); a DROP EXTENSION's commit forgets
+ *   a cover not yet published.  A backend issues a field t only if t <= C
+ *   and t <= S (its sequence's published fence); when t
  *   passes S it appends setval(seq, max(t, clock) + LEAD) to the log and
  *   publishes S in the same step, before the ID, with no flush and no
  *   standby wait.  A commit flushes the log to its end; an ID may be
  *   handed out and never committed.  Assertions added: the cover is never
  *   more than REACH past the highest clock reading; a backend that waits
- *   for the cover with a correct clock waits for the worker's cycle under
- *   way or due, whose target covers its field.  Switches: COMMITTED_ONLY
+ *   for the cover with a correct clock waits for the cover pending or
+ *   due, whose target covers its field.  Switches: COMMITTED_ONLY
  *   (the duplicate assertion only for a watched ID whose transaction
  *   committed first), EXP_UNCOMMITTED_DUMP (a dump after a crash cut a
  *   sequence's setval, before its next call: an exposure).
@@ -253,8 +257,8 @@ short gh[NS];
 bool stalled;			/* F4: the standby timed out, not waited for */
 #endif
 #ifdef COVER
-/* the cover worker (in C a background worker): it dies with shared memory */
-byte cpc;				/* 0 idle, 1 its record written, 2 flushed */
+/* the cover's steps (in C any backend's): they die with shared memory */
+byte cpc;				/* 0 none pending, 1 its record written, 2 flushed */
 short cd;				/* the cover it writes */
 byte clsn;				/* the end of its record in the log */
 #ifdef MUT_COVER_LAG
@@ -597,9 +601,9 @@ inline issue(b)
 		skip			/* STEP_HORIZON: the end of the model's time */
 #ifdef COVER
 	:: t3 >= 0 && t3 <= FMAX && !COVERED(t3) ->
-		/* the cover does not hold t3: wait for the worker, never write D.
-		 * With a correct clock the wait is for the worker's cycle under way
-		 * or due, whose target (the clock + LEAD) holds t3: no fence's
+		/* the cover does not hold t3: wait for the cover's steps (in C
+		 * this backend runs them: cover_flush).  With a correct clock the
+		 * wait is for the cover pending or due, whose target (the clock + LEAD) holds t3: no fence's
 		 * distance enters it (the start's wait is bounded by the reach) */
 		cover_wait_long = (now == tt && !(t3 <= now + LEAD &&
 			(cpc != 0 || (dbpub < now + REFRESH && dlock == 0))));
@@ -1090,11 +1094,13 @@ inline create_fence()
 
 #ifdef COVER
 /*
- * The cover worker: it writes D := clock + LEAD when the published cover
- * is less than REFRESH ahead of the clock (under the database fence's
- * lock, as the load and DROP EXTENSION take it), flushes it, waits for the
- * standby (bounded as a backend's wait is), then publishes C := D, unless
- * the postmaster died.  No write's duration enters the target
+ * cover_append: D := clock + LEAD when the published cover is less than
+ * REFRESH ahead of the clock, under the database fence's lock (as the load
+ * and DROP EXTENSION take it), let go of in the same step: the cover is
+ * pending.  Then, in steps of their own, its record is flushed (by a
+ * commit, or by a backend that needs it), the standby waited for
+ * (bounded as a backend's wait is), and C := D published (cover_publish),
+ * unless the postmaster died.  No write's duration enters the target
  * (MUT_COVER_LAG: the last one's does).
  */
 #ifdef MUT_COVER_LAG
@@ -1116,14 +1122,13 @@ inline cover_write()
 #ifdef MUT_COVER_LAG
 	cst = now;
 #endif
-	dlock = NB + 1;
 	dbval = cd;
 	wal_insert(DB, cd);
 	clsn = nlog;
 #ifdef MUT_COVER_PUBLISH_BEFORE_FLUSH
 	dbpub = cd;
 #endif
-	printf("worker writes D = %d\n", cd);
+	printf("cover_append D = %d\n", cd);
 	cpc = 1
 }
 
@@ -1141,8 +1146,11 @@ inline cover_cut(from)
 #endif
 }
 #define COVER_CUT(from) cover_cut(from)
+/* the reload after a DROP EXTENSION's commit forgets a pending cover */
+#define COVER_FORGET cpc = 0; cd = 0; clsn = 0
 #else
 #define COVER_CUT(from) skip
+#define COVER_FORGET skip
 #endif
 
 #if NS > 1
@@ -1196,15 +1204,16 @@ init
 		}
 
 #ifdef COVER
-	/* the cover worker's steps */
+	/* the cover's steps: cover_append, the flush (a commit's, or
+	 * cover_flush's), cover_publish after the standby has the record */
 	:: d_step { cpc == 0 && dbex && dbld && pm && dlock == 0 && dbpub < now + REFRESH && nlog < LMAX -> cover_write() }
-	:: d_step { cpc == 1 -> printf("worker flush\n"); nflush = max(nflush, clsn); cpc = 2 }
+	:: d_step { cpc == 1 -> printf("cover flushed\n"); nflush = max(nflush, clsn); cpc = 2 }
 	:: d_step { cpc == 2 && pm && (clsn == 0 || STANDBY_GONE || COVER_SKIP_WAIT) ->
-		printf("worker publishes C = %d\n", cd); dbpub = max(dbpub, cd); STANDBY_STALL;
+		printf("cover_publish C = %d\n", cd); dbpub = max(dbpub, cd); STANDBY_STALL;
 #ifdef MUT_COVER_LAG
 		cdur = now - cst; if :: cdur < 0 -> cdur = 0 :: else fi; cst = 0;
 #endif
-		cpc = 0; cd = 0; clsn = 0; dlock = 0 }
+		cpc = 0; cd = 0; clsn = 0 }
 #endif
 
 #ifdef MUT_PUBLISH_BEFORE_FLUSH
@@ -1228,13 +1237,13 @@ init
 
 	/* DROP EXTENSION, committed: F3's setvals, then the fence is gone */
 	:: d_step { E_EXT && ch < CHAOS && dbex && pm && quiet && nlog + 2 * NS + 1 <= LMAX -> ch++; printf("DROP EXTENSION\n"); elsewhere = 1;
-		drop_cover(); dbval = -1; wal_insert(DB, -1); nflush = nlog; dbex = 0; dbld = 0 }
+		drop_cover(); dbval = -1; wal_insert(DB, -1); nflush = nlog; dbex = 0; dbld = 0; COVER_FORGET }
 	/* DROP EXTENSION rolled back: its setvals stay, not flushed */
 	:: d_step { E_EXT && ch < CHAOS && dbex && pm && quiet && nlog + 2 * NS <= LMAX -> ch++; printf("DROP EXTENSION rolled back\n"); drop_cover() }
 	/* CREATE EXTENSION, committed (rolled back: nothing) */
 	:: d_step { !dbex && pm && quiet && nlog < LMAX -> printf("CREATE EXTENSION\n"); create_fence(); nflush = nlog }
 	/* DROP and CREATE in one transaction, committed */
 	:: d_step { E_EXT && ch < CHAOS && dbex && pm && quiet && nlog + 2 * NS + 1 <= LMAX -> ch++; printf("DROP and CREATE EXTENSION\n"); elsewhere = 1;
-		drop_cover(); create_fence(); nflush = nlog }
+		drop_cover(); create_fence(); nflush = nlog ; COVER_FORGET }
 	od
 }

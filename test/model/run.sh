@@ -88,7 +88,7 @@ declare -A scenario=(
 	[lower]="$base -DE_LOWER=1 -DE_RESTORE=1 -DE_CRASH=1"
 	[failover-sync]="$base -DSYNC -DE_PROMOTE=1 -DE_PMDIE=1"
 	[two-sequences]="-DSCENARIO -DNS=2 -DNB=2 -DTMAX=1 -DDISASTERS=1 -DCHAOS=0 -DE_CRASH=1"
-	# COVER: issue 29's protocol (the cover worker), modelled before its C
+	# COVER: issue 29's protocol (the cover kept ahead, the sequences' fences not waited for)
 	[cover-crash]="-DCOVER $base -DE_CRASH=1 -DE_SETBACK=1"
 	[cover-failover]="-DCOVER $base -DE_PROMOTE=1 -DE_PMDIE=1"
 	[cover-failover-sync]="-DCOVER $base -DSYNC -DE_PROMOTE=1 -DE_PMDIE=1"
@@ -128,8 +128,8 @@ mutations=(
 	"MUT_ACCEPT_UNLOGGED restore"		# an unlogged sequence accepted
 	"MUT_DROP_NO_COVER extension"		# DROP EXTENSION leaves sequences below the cover
 	"MUT_GHOST_NO_START eviction"		# the ghost keeps the last field issued, not the start
-	"MUT_COVER_PUBLISH_BEFORE_FLUSH cover-crash"	# COVER: the worker publishes before its flush
-	"MUT_COVER_NO_STANDBY_WAIT cover-failover-sync"	# COVER: the worker publishes before the standby wait
+	"MUT_COVER_PUBLISH_BEFORE_FLUSH cover-crash"	# COVER: the cover published before its flush
+	"MUT_COVER_NO_STANDBY_WAIT cover-failover-sync"	# COVER: the cover published before the standby wait
 	"MUT_ISSUE_PAST_COVER cover-crash"				# COVER: a backend issues past C
 	"MUT_SETVAL_AFTER_ISSUE cover-restore"			# COVER: the sequence's setval after the ID
 	"MUT_COVER_LAG cover-crash"						# COVER: the last write's duration feeds the target
