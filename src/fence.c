@@ -22,10 +22,13 @@
  *	  that of shardid_internal.shardid_fence_lead (written before the
  *	  fence when the reach grows, after it when it shrinks).
  *	- Invariants: no slot issues past its sequence's fence or the
- *	  database's as this server published them; a fence is published
- *	  only once its record is flushed and the standbys have it (or
- *	  shardid.standby_wait ran out); the code here moves a fence only
- *	  forward, but in shardid_fence_lower_db and shardid_fence_lower_seq.
+ *	  database's as this server published them; the database's fence
+ *	  (the cover) is published only once its record is flushed and the
+ *	  standbys have it (or shardid.standby_wait ran out); a sequence's
+ *	  fence is published once its record is in the log, before the ID,
+ *	  but in a transaction that made the database's fence anew, where it
+ *	  is flushed first; the code here moves a fence only forward, but in
+ *	  shardid_fence_lower_db and shardid_fence_lower_seq.
  *	- Rollbacks: setval's record outlives one, as it must (the IDs it
  *	  covers may be out).  A sequence made, or given a new file, in the
  *	  current transaction takes its value back with one (is_transactional):
@@ -33,15 +36,16 @@
  *	  write again.  A database fence new in the transaction is written but
  *	  published to no one: this backend alone issues up to the fences
  *	  written under it (shardid_fence_own) until the transaction ends.
- *	- Locking order: the sequence's fence writers' lock, then the
- *	  database fence's (each a RowExclusiveLock on the sequence that keeps
- *	  the fence, for the database's also on the other sequences its
- *	  writers read, then a lock tag of shardid's own: writer_lock).  The
- *	  database fence's is never waited for with a sequence's held (a
- *	  transaction that dropped the extension holds it and may want the
- *	  sequence's): db_fence_cover says DB_BUSY, and the writer lets go of
- *	  the sequence's first.  No spinlock or LWLock is
- *	  held across a write, a flush or a wait.
+ *	- Locking order: each fence's writers' lock is a RowExclusiveLock on
+ *	  the sequence that keeps the fence (for the database's also on the
+ *	  other sequences its writers read), then a lock tag of shardid's
+ *	  own (writer_lock).  The database fence's is never waited for with a
+ *	  sequence's held (a transaction that dropped the extension holds it
+ *	  and may want the sequence's): the cover is taken care of first, with
+ *	  no other lock held (db_cover), then the sequence's fence; in a
+ *	  transaction that made the database's fence anew, db_fence_cover
+ *	  says DB_BUSY, and the writer lets go of the sequence's first.  No
+ *	  spinlock or LWLock is held across a write, a flush or a wait.
  *	- Rights: every read and write of a sequence runs as its owner, in a
  *	  security-restricted operation (become_owner, seqio.c); setval and a
  *	  sequence's read run no code any role defined.
@@ -558,6 +562,8 @@ shardid_fence_load(GuardDb *db)
 		/* a fence a rollback could undo is published to no one */
 		if (!transactional)
 			pg_atomic_write_u64(&db->fence, (uint64) fence);
+		/* the fence read holds any cover pending before */
+		db->cover_pending = -1;
 		pg_atomic_write_u32(&db->state, GUARD_FENCE_LOADED);
 	}
 	SpinLockRelease(&db->mutex);
@@ -791,8 +797,8 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	}
 	SpinLockAcquire(&slot->mutex);
 	needed = guard_slot_key_word(slot) == key &&
-		field > (required ? Max(slot->fence, shardid_fence_own(seqid)) :
-				 slot->fence - shardid_fence_refresh);
+		field > (required ? Max(slot->seq_fence, shardid_fence_own(seqid)) :
+				 slot->seq_fence - shardid_fence_refresh);
 	*seq_hi = slot->seq_hi;
 	*hi_cached = slot->hi_cached;
 	if (!needed && guard_slot_key_word(slot) == key && !required)
@@ -870,9 +876,9 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 }
 
 /*
- * After the flush: publish the sequence's new fence in its slot, as far
- * as the database's fence lets every backend use it (db_limit), or, if
- * the slot was evicted meanwhile, in what it left behind.
+ * Publish the sequence's new fence in its slot, as far as the database's
+ * fence lets every backend use it (db_limit), or, if the slot was evicted
+ * meanwhile, in what it left behind.
  */
 static void
 seq_fence_publish(GuardSlot *slot, uint64 key, Oid seqid, const SeqWrite *w,
@@ -890,7 +896,8 @@ seq_fence_publish(GuardSlot *slot, uint64 key, Oid seqid, const SeqWrite *w,
 		guard_slot_start_at(slot, w->moved_fence, slot->db_reach);
 		slot->seq_hi = Max(slot->seq_hi, w->moved_block);
 	}
-	guard_slot_set_fence(slot, Max(slot->fence, Min(w->fence, db_limit)),
+	slot->seq_fence = Max(slot->seq_fence, w->fence);
+	guard_slot_set_fence(slot, Max(slot->fence, Min(slot->seq_fence, db_limit)),
 						 shardid_fence_refresh);
 	slot->written = Max(slot->written, w->fence);
 	slot->seq_hi = Max(slot->seq_hi, w->fence + 1);
@@ -979,9 +986,16 @@ db_cover_alone(GuardDb *db, int64 seq_fence)
 	return limit;
 }
 
-void
-shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
-						  int64 epoch, bool required)
+/*
+ * A fence write in a transaction that made the database's fence anew (DROP
+ * and CREATE EXTENSION, not yet committed): that fence is not durable
+ * until the commit, so the sequence's is flushed and waited for before
+ * this backend issues up to it, and published to this backend alone
+ * (shardid_fence_own).
+ */
+static void
+seq_fence_advance_mine(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
+					   int64 epoch, bool required)
 {
 	GuardDb    *db = slot->db;
 	int64		seq_hi;
@@ -1053,6 +1067,284 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 			 db_publish >= 0 && OidIsValid(db_relid), required, timed_out);
 	if (seq_locked)
 		seq_unlock(seqid);
+}
+
+/* ----------------------------------------------------------------
+ * The cover: the database's fence kept ahead of the clock
+ * ----------------------------------------------------------------
+ *
+ * docs/design.md, "The cover kept ahead".  The database's fence D is
+ * appended ahead of the clock (cover_append: the clock and the lead, under
+ * its lock, not flushed) when the published cover C is less than the lead
+ * less the refresh ahead of it, by whichever backend finds it so; a
+ * commit's flush carries the record, and once the log is flushed past it
+ * and the standbys have it, whoever looks next publishes C := D
+ * (cover_publish).  A backend whose ID is past C waits: for the pending
+ * cover, which it flushes itself, or for one it appends (cover_flush).
+ * No ID goes past C, so after a crash or a promotion the database's slots,
+ * which start at D, start after every ID issued; a sequence's own fence is
+ * then written without a flush or a wait.
+ */
+
+/* The pending cover, or -1, with its record's end and when it was written. */
+static int64
+cover_pending_read(GuardDb *db, XLogRecPtr *lsn, TimestampTz *since)
+{
+	int64		pending;
+
+	SpinLockAcquire(&db->mutex);
+	pending = db_is_mine(db) ? db->cover_pending : -1;
+	*lsn = db->cover_lsn;
+	*since = db->cover_since;
+	SpinLockRelease(&db->mutex);
+	return pending;
+}
+
+/*
+ * Publish the pending cover whose record ends at lsn, now durable, unless
+ * it is no longer pending (published by another backend, or forgotten by a
+ * reload or a lowering).  A database whose fence is to be read again
+ * publishes none: the load reads the stored fence, this cover or later.
+ */
+static void
+cover_published(GuardDb *db, int64 pending, XLogRecPtr lsn, bool timed_out)
+{
+	shardid_require_postmaster();
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db) && db->cover_pending == pending && db->cover_lsn == lsn)
+	{
+		if (pg_atomic_read_u32(&db->state) == GUARD_FENCE_LOADED &&
+			pending > guard_fence_read(db))
+			pg_atomic_write_u64(&db->fence, (uint64) pending);
+		db->cover_pending = -1;
+		db->standby_timeouts += timed_out;
+	}
+	SpinLockRelease(&db->mutex);
+	SHARDID_FAULT("db_after_publish");
+}
+
+/* cover_publish: the pending cover, if durable now; never waits. */
+static void
+cover_publish(GuardDb *db)
+{
+	XLogRecPtr	lsn;
+	TimestampTz since;
+	bool		timed_out;
+	int64		pending = cover_pending_read(db, &lsn, &since);
+
+	if (pending >= 0 && fence_received(lsn, since, &timed_out))
+		cover_published(db, pending, lsn, timed_out);
+}
+
+/*
+ * cover_append, with the database fence's lock held: unless the cover
+ * published or pending reaches need already, append target as the
+ * database's fence, pending.  A stored fence later than this server knows
+ * (a write through another entry of this database, or a load's) is taken
+ * as pending instead, with every record inserted so far to flush; the
+ * database's slots start again from it, as after a restart, judged by the
+ * reach it was written with.  Returns the pending cover, or -1.
+ */
+static int64
+cover_append(GuardDb *db, Oid relid, int64 need, int64 target)
+{
+	int64		published = guard_fence_read(db);
+	XLogRecPtr	lsn;
+	TimestampTz since;
+	int64		pending = cover_pending_read(db, &lsn, &since);
+	int64		known = Max(published, pending);
+	int64		disk;
+	int64		value;
+
+	if (known >= need)
+		return pending;
+	disk = member_read(relid);
+	if (disk > known)
+	{
+		int64		disk_reach = stored_reach();
+
+		SpinLockAcquire(&db->mutex);
+		if (db_is_mine(db))
+		{
+			db->start = Max(db->start, disk);
+			db->start_reach = disk_reach;
+		}
+		SpinLockRelease(&db->mutex);
+		shardid_db_touch(db);
+		value = disk;
+		lsn = GetXLogInsertRecPtr();
+	}
+	else
+	{
+		value = db_fence_store(relid, Min(target, SHARDID_MAX_TIME_MS),
+							   shardid_fence_reach);
+		lsn = XactLastRecEnd;
+		SHARDID_FAULT("db_after_insert");
+	}
+
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
+	{
+		db->cover_pending = value;
+		db->cover_lsn = lsn;
+		db->cover_since = GetCurrentTimestamp();
+		db->fence_writes += value != disk;
+	}
+	SpinLockRelease(&db->mutex);
+	return value;
+}
+
+/*
+ * cover_flush: with the database fence's lock held, make the pending
+ * cover durable (flush, the standbys' wait from when it was written) and
+ * publish it.  For a backend whose ID is past the published cover.
+ */
+static void
+cover_flush(GuardDb *db)
+{
+	XLogRecPtr	lsn;
+	TimestampTz since;
+	TimestampTz started = GetCurrentTimestamp();
+	int64		pending = cover_pending_read(db, &lsn, &since);
+	bool		timed_out;
+
+	if (pending < 0)
+		return;
+	timed_out = !fence_flush_since(lsn, since);
+	cover_published(db, pending, lsn, timed_out);
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
+	{
+		db->write_lag_ms = Min((GetCurrentTimestamp() - started) / 1000, 60 * 1000);
+		db->write_waits++;
+	}
+	SpinLockRelease(&db->mutex);
+}
+
+/*
+ * The database's cover for field (of epoch): the pending one published if
+ * durable, a new one appended if it runs short (never waiting for the
+ * lock), and with required, waited for until it holds field (the lock
+ * waited for with no other held).  Returns the cover the slots' fences may
+ * go up to: INT64_MAX for a database without a fence (shardid 1.0).
+ */
+static int64
+db_cover(GuardDb *db, int64 field, int64 epoch, bool required)
+{
+	for (;;)
+	{
+		int64		published;
+		int64		pending;
+		int64		now_field;
+		XLogRecPtr	lsn;
+		TimestampTz since;
+		Oid			relid;
+
+		uint32		state = pg_atomic_read_u32(&db->state);
+
+		if (state == GUARD_FENCE_NONE)
+			return INT64_MAX;
+		if (state != GUARD_FENCE_LOADED)
+			return guard_fence_read(db);	/* the guard loads it first */
+		cover_publish(db);
+		published = guard_fence_read(db);
+		pending = cover_pending_read(db, &lsn, &since);
+		now_field = shardid_clock_now_ms() - epoch;
+
+		if (!required || field <= published)
+		{
+			/* due a refresh after the last: never waited for */
+			int64		due = now_field + shardid_fence_lead - shardid_fence_refresh;
+
+			if (Max(published, pending) < due &&
+				pg_atomic_read_u32(&db->writing) == 0)
+			{
+				relid = db_fence_lock(false);
+				if (OidIsValid(relid))
+				{
+					(void) cover_append(db, relid, due,
+										now_field + shardid_fence_lead);
+					db_fence_unlock(relid);
+				}
+			}
+			return guard_fence_read(db);
+		}
+
+		/* past the cover: never more than the lead ahead of the clock */
+		if (field > now_field + shardid_fence_lead)
+		{
+			shardid_clock_sleep_until(field - shardid_fence_lead + epoch);
+			continue;
+		}
+		relid = db_fence_lock(true);
+		if (!OidIsValid(relid))
+		{
+			if (!OidIsValid(fence_relid()))
+				return INT64_MAX;
+			continue;
+		}
+		if (field > guard_fence_read(db) &&
+			cover_append(db, relid, field, shardid_clock_now_ms() - epoch +
+						 shardid_fence_lead) >= field)
+			cover_flush(db);
+		db_fence_unlock(relid);
+		if (field <= guard_fence_read(db))
+			return guard_fence_read(db);
+	}
+}
+
+/* The slot's fence, as far as its sequence's and the cover let it go. */
+static void
+slot_covered(GuardSlot *slot, uint64 key, int64 cover)
+{
+	SpinLockAcquire(&slot->mutex);
+	if (guard_slot_key_word(slot) == key)
+		guard_slot_set_fence(slot, Max(slot->fence, Min(slot->seq_fence, cover)),
+							 shardid_fence_refresh);
+	SpinLockRelease(&slot->mutex);
+}
+
+/*
+ * The fence step of an ID at field (required: it is past the slot's fence;
+ * else within the refresh of it): the database's cover first, with no
+ * other lock held, then the sequence's own fence, written (setval, before
+ * the ID in WAL order) and published at once, neither flushed nor waited
+ * for: the cover holds every ID a crash or a failover could forget.  In a
+ * transaction that made the database's fence anew, the old way
+ * (seq_fence_advance_mine).
+ */
+void
+shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
+						  int64 epoch, bool required)
+{
+	int64		cover;
+	int64		seq_hi;
+	int64		hi_cached;
+	SeqWrite	w;
+
+	if (reload_at_xact_end && OidIsValid(fence_relid()) &&
+		is_transactional(fence_relid()))
+	{
+		seq_fence_advance_mine(slot, key, seqid, field, epoch, required);
+		return;
+	}
+
+	pending.slot = required ? NULL : slot;
+	pending.key = key;
+	cover = db_cover(slot->db, field, epoch, required);
+	if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
+	{
+		pending.slot = NULL;
+		slot_covered(slot, key, cover);
+		return;
+	}
+	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
+	SHARDID_FAULT("seq_after_insert");
+	shardid_require_postmaster();
+	seq_fence_publish(slot, key, seqid, &w, cover);
+	pending.slot = NULL;
+	SHARDID_FAULT("after_publish");
+	seq_unlock(seqid);
 }
 
 /* ----------------------------------------------------------------

@@ -209,11 +209,15 @@ slot_moved(GuardSlot *slot, int64 block)
 		if (slot->written < slot->ghost_written)
 		{
 			slot->written = slot->ghost_written;
+			slot->seq_fence = Max(slot->seq_fence, slot->ghost_written);
 			guard_slot_set_fence(slot, Max(slot->fence, slot->ghost_fence),
 								 shardid_fence_refresh);
 		}
 		if (block - 1 < written)
+		{
+			slot->seq_fence = -1;
 			guard_slot_set_fence(slot, -1, shardid_fence_refresh);
+		}
 	}
 	else
 	{

@@ -184,6 +184,9 @@ db_clear(GuardDb *db)
 	db->write_waits = 0;
 	db->standby_timeouts = 0;
 	db->last_used = 0;
+	db->cover_pending = -1;
+	db->cover_lsn = InvalidXLogRecPtr;
+	db->cover_since = 0;
 }
 
 void
@@ -569,6 +572,7 @@ slot_init(GuardSlot *slot, const GuardKey *key, int dbno, GuardDb *db)
 	guard_slot_start_at(slot, Max(db->start, db->floor), db->start_reach);
 	SpinLockRelease(&db->mutex);
 	guard_slot_set_fence(slot, -1, 1);
+	slot->seq_fence = -1;
 	slot->written = -1;
 	slot->writing = -1;
 	slot->seq_hi = GUARD_SEQ_HI_NONE;
@@ -793,6 +797,8 @@ shardid_db_lower(GuardDb *db, int64 field)
 		db->start = Min(db->start, target);
 		db->floor = Min(db->floor, target);
 		pg_atomic_write_u64(&db->fence, (uint64) target);
+		/* a cover appended before is not published over the lowered one */
+		db->cover_pending = -1;
 		SpinLockRelease(&db->mutex);
 	}
 	memo = memo_find(MyDatabaseId, false);
@@ -831,6 +837,7 @@ shardid_slot_lower(Oid seqid, int64 field)
 			}
 			guard_slot_set_fence(slot, Min(slot->fence, target),
 								 slot->fence - slot->fence_early);
+			slot->seq_fence = Min(slot->seq_fence, target);
 			slot->written = Min(slot->written, target);
 			slot->writing = Min(slot->writing, target);
 			slot->seq_hi = Min(slot->seq_hi, target + 1);
@@ -888,6 +895,7 @@ shardid_slots_forget_fence(const Oid *seqids, int n)
 		{
 			guard_slot_set_fence(slot, Min(slot->fence, slot->last),
 								 slot->fence - slot->fence_early);
+			slot->seq_fence = -1;
 			slot->written = -1;
 			slot->writing = -1;
 			slot->flags &= ~GUARD_SLOT_WRITING;

@@ -42,6 +42,7 @@
 #ifndef SHARDID_SHMEM_H
 #define SHARDID_SHMEM_H
 
+#include "access/xlogdefs.h"
 #include "nodes/pg_list.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -96,6 +97,10 @@ typedef struct GuardSlot
 	int64		fence;			/* the sequence's own durable fence, as far
 								 * as this server made it durable: no ID
 								 * past it before a new one is */
+	int64		seq_fence;		/* the sequence's own fence as this server
+								 * wrote it (fence is the lower of it and
+								 * the database's cover), or -1: past it
+								 * the next ID writes one */
 	int64		fence_early;	/* fence less a quarter of the lead: past it
 								 * an ID has the fence written after it */
 	int64		seq_hi;			/* highest block of a value of the sequence
@@ -170,6 +175,10 @@ typedef struct GuardDb
 								 * sequence's value may be judged by */
 	pg_atomic_uint32 writing;	/* a fence write is under way: early
 								 * writers need not try the lock */
+	int64		cover_pending;	/* a cover appended ahead and not yet
+								 * published, or -1 (fence.c, "The cover") */
+	XLogRecPtr	cover_lsn;		/* the end of its record */
+	TimestampTz cover_since;	/* when it was appended */
 } GuardDb;
 
 /*
