@@ -782,9 +782,10 @@ early_write_off(GuardSlot *slot, uint64 key)
  */
 static bool
 seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
-				bool required, int64 *seq_hi, int64 *hi_cached)
+				bool required, bool mine, int64 *seq_hi, int64 *hi_cached)
 {
 	bool		needed;
+	int64		fence;
 
 	if (!seq_lock(seqid, false))
 	{
@@ -796,9 +797,11 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		(void) seq_lock(seqid, true);
 	}
 	SpinLockAcquire(&slot->mutex);
+	/* mine: judged as the guard judges, by the slot's fence (its own) */
+	fence = mine ? slot->fence : slot->seq_fence;
 	needed = guard_slot_key_word(slot) == key &&
-		field > (required ? Max(slot->seq_fence, shardid_fence_own(seqid)) :
-				 slot->seq_fence - shardid_fence_refresh);
+		field > (required ? Max(fence, shardid_fence_own(seqid)) :
+				 fence - shardid_fence_refresh);
 	*seq_hi = slot->seq_hi;
 	*hi_cached = slot->hi_cached;
 	if (!needed && guard_slot_key_word(slot) == key && !required)
@@ -882,9 +885,11 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
  */
 static void
 seq_fence_publish(GuardSlot *slot, uint64 key, Oid seqid, const SeqWrite *w,
-				  int64 db_limit)
+				  int64 db_limit, bool reread)
 {
 	SpinLockAcquire(&slot->mutex);
+	if (reread)
+		db_limit = Min(db_limit, guard_fence_read(slot->db));	/* slot_covered */
 	if (guard_slot_key_word(slot) != key)
 	{
 		SpinLockRelease(&slot->mutex);
@@ -1011,7 +1016,8 @@ seq_fence_advance_mine(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 
 	pending.slot = required ? NULL : slot;
 	pending.key = key;
-	if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
+	if (!seq_fence_begin(slot, key, seqid, field, required, true,
+						 &seq_hi, &hi_cached))
 	{
 		pending.slot = NULL;
 		return;
@@ -1060,7 +1066,7 @@ seq_fence_advance_mine(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		reload_at_xact_end = true;
 	}
 	pending.db = NULL;
-	seq_fence_publish(slot, key, seqid, &w, db_limit);
+	seq_fence_publish(slot, key, seqid, &w, db_limit, false);
 	pending.slot = NULL;
 	SHARDID_FAULT("after_publish");
 	db_wrote(db, (GetCurrentTimestamp() - started) / 1000,
@@ -1086,16 +1092,16 @@ seq_fence_advance_mine(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
  * then written without a flush or a wait.
  */
 
-/* The pending cover, or -1, with its record's end and when it was written. */
+/* The pending cover, or -1, with its record's end and when it was seen flushed. */
 static int64
-cover_pending_read(GuardDb *db, XLogRecPtr *lsn, TimestampTz *since)
+cover_pending_read(GuardDb *db, XLogRecPtr *lsn, TimestampTz *flushed)
 {
 	int64		pending;
 
 	SpinLockAcquire(&db->mutex);
 	pending = db_is_mine(db) ? db->cover_pending : -1;
 	*lsn = db->cover_lsn;
-	*since = db->cover_since;
+	*flushed = db->cover_flushed;
 	SpinLockRelease(&db->mutex);
 	return pending;
 }
@@ -1128,36 +1134,69 @@ static void
 cover_publish(GuardDb *db)
 {
 	XLogRecPtr	lsn;
-	TimestampTz since;
+	TimestampTz flushed;
+	TimestampTz seen;
 	bool		timed_out;
-	int64		pending = cover_pending_read(db, &lsn, &since);
+	bool		received;
+	int64		pending = cover_pending_read(db, &lsn, &flushed);
 
-	if (pending >= 0 && fence_received(lsn, since, &timed_out))
+	if (pending < 0)
+		return;
+	seen = flushed;
+	received = fence_received(lsn, &seen, &timed_out);
+	if (received)
 		cover_published(db, pending, lsn, timed_out);
+	else if (seen != flushed)
+	{
+		/* the standbys' wait runs from the flush this backend saw */
+		SpinLockAcquire(&db->mutex);
+		if (db_is_mine(db) && db->cover_pending == pending &&
+			db->cover_lsn == lsn && db->cover_flushed == 0)
+			db->cover_flushed = seen;
+		SpinLockRelease(&db->mutex);
+	}
+}
+
+/* Make value the pending cover, its record ending at lsn. */
+static void
+cover_pending_set(GuardDb *db, int64 value, XLogRecPtr lsn, bool wrote)
+{
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
+	{
+		db->cover_pending = value;
+		db->cover_lsn = lsn;
+		db->cover_flushed = 0;
+		db->fence_writes += wrote;
+	}
+	SpinLockRelease(&db->mutex);
 }
 
 /*
- * cover_append, with the database fence's lock held: unless the cover
- * published or pending reaches need already, append target as the
- * database's fence, pending.  A stored fence later than this server knows
- * (a write through another entry of this database, or a load's) is taken
- * as pending instead, with every record inserted so far to flush; the
- * database's slots start again from it, as after a restart, judged by the
- * reach it was written with.  Returns the pending cover, or -1.
+ * cover_append, with the database fence's lock held (not on a fence new in
+ * this transaction, which the caller leaves to seq_fence_advance_mine):
+ * unless the cover published or pending reaches need already, append
+ * target as the database's fence, pending.  A stored fence later than this
+ * server knows (a write through another entry of this database, or one
+ * whose pending record an error forgot) is written again, one small record
+ * after every record it depends on, as the load does, and is pending
+ * instead; the database's slots start again from it, as after a restart,
+ * judged by the reach it was written with.  Returns the pending cover, or
+ * the published one.
  */
 static int64
 cover_append(GuardDb *db, Oid relid, int64 need, int64 target)
 {
 	int64		published = guard_fence_read(db);
 	XLogRecPtr	lsn;
-	TimestampTz since;
-	int64		pending = cover_pending_read(db, &lsn, &since);
+	TimestampTz flushed;
+	int64		pending = cover_pending_read(db, &lsn, &flushed);
 	int64		known = Max(published, pending);
 	int64		disk;
 	int64		value;
 
 	if (known >= need)
-		return pending;
+		return known;
 	disk = member_read(relid);
 	if (disk > known)
 	{
@@ -1171,46 +1210,36 @@ cover_append(GuardDb *db, Oid relid, int64 need, int64 target)
 		}
 		SpinLockRelease(&db->mutex);
 		shardid_db_touch(db);
-		value = disk;
-		lsn = GetXLogInsertRecPtr();
+		seq_write(relid, disk);
+		cover_pending_set(db, disk, XactLastRecEnd, false);
+		return disk;
 	}
-	else
-	{
-		value = db_fence_store(relid, Min(target, SHARDID_MAX_TIME_MS),
-							   shardid_fence_reach);
-		lsn = XactLastRecEnd;
-		SHARDID_FAULT("db_after_insert");
-	}
-
-	SpinLockAcquire(&db->mutex);
-	if (db_is_mine(db))
-	{
-		db->cover_pending = value;
-		db->cover_lsn = lsn;
-		db->cover_since = GetCurrentTimestamp();
-		db->fence_writes += value != disk;
-	}
-	SpinLockRelease(&db->mutex);
+	value = db_fence_store(relid, Min(target, SHARDID_MAX_TIME_MS),
+						   shardid_fence_reach);
+	if (value <= known)
+		return known;			/* the clock behind the cover: nothing written */
+	SHARDID_FAULT("db_after_insert");
+	cover_pending_set(db, value, XactLastRecEnd, true);
 	return value;
 }
 
 /*
  * cover_flush: with the database fence's lock held, make the pending
- * cover durable (flush, the standbys' wait from when it was written) and
- * publish it.  For a backend whose ID is past the published cover.
+ * cover durable (flush, the standbys' wait) and publish it.  For a backend
+ * whose ID is past the published cover.
  */
 static void
 cover_flush(GuardDb *db)
 {
 	XLogRecPtr	lsn;
-	TimestampTz since;
+	TimestampTz flushed;
 	TimestampTz started = GetCurrentTimestamp();
-	int64		pending = cover_pending_read(db, &lsn, &since);
+	int64		pending = cover_pending_read(db, &lsn, &flushed);
 	bool		timed_out;
 
 	if (pending < 0)
 		return;
-	timed_out = !fence_flush_since(lsn, since);
+	timed_out = !fence_flush(lsn);
 	cover_published(db, pending, lsn, timed_out);
 	SpinLockAcquire(&db->mutex);
 	if (db_is_mine(db))
@@ -1221,15 +1250,28 @@ cover_flush(GuardDb *db)
 	SpinLockRelease(&db->mutex);
 }
 
+/* What db_cover() found. */
+typedef enum CoverState
+{
+	COVER_HELD,					/* the cover returned */
+	COVER_NONE,					/* no database fence to keep (shardid 1.0,
+								 * or dropped): the old rule, each fence
+								 * flushed */
+	COVER_MINE					/* a database fence new in this transaction:
+								 * seq_fence_advance_mine */
+} CoverState;
+
 /*
  * The database's cover for field (of epoch): the pending one published if
  * durable, a new one appended if it runs short (never waiting for the
  * lock), and with required, waited for until it holds field (the lock
- * waited for with no other held).  Returns the cover the slots' fences may
- * go up to: INT64_MAX for a database without a fence (shardid 1.0).
+ * waited for with no other held).  *cover is the cover the slots' fences
+ * may go up to.  A database whose fence is to be read again (or whose
+ * entry was handed over) returns the cover as it stands: the guard loads
+ * the fence first.
  */
-static int64
-db_cover(GuardDb *db, int64 field, int64 epoch, bool required)
+static CoverState
+db_cover(GuardDb *db, int64 field, int64 epoch, bool required, int64 *cover)
 {
 	for (;;)
 	{
@@ -1237,18 +1279,19 @@ db_cover(GuardDb *db, int64 field, int64 epoch, bool required)
 		int64		pending;
 		int64		now_field;
 		XLogRecPtr	lsn;
-		TimestampTz since;
+		TimestampTz flushed;
 		Oid			relid;
-
 		uint32		state = pg_atomic_read_u32(&db->state);
 
+		*cover = guard_fence_read(db);
 		if (state == GUARD_FENCE_NONE)
-			return INT64_MAX;
-		if (state != GUARD_FENCE_LOADED)
-			return guard_fence_read(db);	/* the guard loads it first */
+			return COVER_NONE;
+		if (state != GUARD_FENCE_LOADED || !db_is_mine(db))
+			return COVER_HELD;
 		cover_publish(db);
 		published = guard_fence_read(db);
-		pending = cover_pending_read(db, &lsn, &since);
+		*cover = published;
+		pending = cover_pending_read(db, &lsn, &flushed);
 		now_field = shardid_clock_now_ms() - epoch;
 
 		if (!required || field <= published)
@@ -1256,18 +1299,20 @@ db_cover(GuardDb *db, int64 field, int64 epoch, bool required)
 			/* due a refresh after the last: never waited for */
 			int64		due = now_field + shardid_fence_lead - shardid_fence_refresh;
 
-			if (Max(published, pending) < due &&
-				pg_atomic_read_u32(&db->writing) == 0)
+			if (Max(published, pending) < due)
 			{
 				relid = db_fence_lock(false);
-				if (OidIsValid(relid))
+				if (!OidIsValid(relid))
+					return OidIsValid(fence_relid()) ? COVER_HELD : COVER_NONE;
+				if (is_transactional(relid))
 				{
-					(void) cover_append(db, relid, due,
-										now_field + shardid_fence_lead);
 					db_fence_unlock(relid);
+					return COVER_MINE;
 				}
+				(void) cover_append(db, relid, due, now_field + shardid_fence_lead);
+				db_fence_unlock(relid);
 			}
-			return guard_fence_read(db);
+			return COVER_HELD;
 		}
 
 		/* past the cover: never more than the lead ahead of the clock */
@@ -1280,24 +1325,38 @@ db_cover(GuardDb *db, int64 field, int64 epoch, bool required)
 		if (!OidIsValid(relid))
 		{
 			if (!OidIsValid(fence_relid()))
-				return INT64_MAX;
+				return COVER_NONE;
 			continue;
+		}
+		if (is_transactional(relid))
+		{
+			db_fence_unlock(relid);
+			return COVER_MINE;
 		}
 		if (field > guard_fence_read(db) &&
 			cover_append(db, relid, field, shardid_clock_now_ms() - epoch +
 						 shardid_fence_lead) >= field)
 			cover_flush(db);
 		db_fence_unlock(relid);
-		if (field <= guard_fence_read(db))
-			return guard_fence_read(db);
+		*cover = guard_fence_read(db);
+		if (field <= *cover)
+			return COVER_HELD;
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
-/* The slot's fence, as far as its sequence's and the cover let it go. */
+/*
+ * The slot's fence, as far as its sequence's and the cover let it go; the
+ * cover read again under the slot's mutex, so that one lowered meanwhile
+ * (shardid_db_lower, which lowers the slots' fences after the database's)
+ * is not gone past.
+ */
 static void
-slot_covered(GuardSlot *slot, uint64 key, int64 cover)
+slot_covered(GuardSlot *slot, uint64 key, int64 cover, bool reread)
 {
 	SpinLockAcquire(&slot->mutex);
+	if (reread)
+		cover = Min(cover, guard_fence_read(slot->db));
 	if (guard_slot_key_word(slot) == key)
 		guard_slot_set_fence(slot, Max(slot->fence, Min(slot->seq_fence, cover)),
 							 shardid_fence_refresh);
@@ -1311,7 +1370,9 @@ slot_covered(GuardSlot *slot, uint64 key, int64 cover)
  * the ID in WAL order) and published at once, neither flushed nor waited
  * for: the cover holds every ID a crash or a failover could forget.  In a
  * transaction that made the database's fence anew, the old way
- * (seq_fence_advance_mine).
+ * (seq_fence_advance_mine); in a database without one (shardid 1.0, or
+ * the extension dropped), the sequence's fence is flushed and the
+ * standbys waited for before it is used, as before the cover.
  */
 void
 shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
@@ -1321,27 +1382,42 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	int64		seq_hi;
 	int64		hi_cached;
 	SeqWrite	w;
+	CoverState	state;
 
 	if (reload_at_xact_end && OidIsValid(fence_relid()) &&
 		is_transactional(fence_relid()))
+		state = COVER_MINE;
+	else
 	{
+		pending.slot = required ? NULL : slot;
+		pending.key = key;
+		state = db_cover(slot->db, field, epoch, required, &cover);
+	}
+	if (state == COVER_MINE)
+	{
+		pending.slot = NULL;
 		seq_fence_advance_mine(slot, key, seqid, field, epoch, required);
 		return;
 	}
-
-	pending.slot = required ? NULL : slot;
-	pending.key = key;
-	cover = db_cover(slot->db, field, epoch, required);
-	if (!seq_fence_begin(slot, key, seqid, field, required, &seq_hi, &hi_cached))
+	if (!seq_fence_begin(slot, key, seqid, field, required, false,
+						 &seq_hi, &hi_cached))
 	{
 		pending.slot = NULL;
-		slot_covered(slot, key, cover);
+		slot_covered(slot, key, state == COVER_NONE ? INT64_MAX : cover,
+					 state == COVER_HELD);
 		return;
 	}
 	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
 	SHARDID_FAULT("seq_after_insert");
+	if (state == COVER_NONE)
+	{
+		bool		timed_out = !fence_flush(XactLastRecEnd);
+
+		db_wrote(slot->db, 0, false, required, timed_out);
+		cover = INT64_MAX;
+	}
 	shardid_require_postmaster();
-	seq_fence_publish(slot, key, seqid, &w, cover);
+	seq_fence_publish(slot, key, seqid, &w, cover, state == COVER_HELD);
 	pending.slot = NULL;
 	SHARDID_FAULT("after_publish");
 	seq_unlock(seqid);

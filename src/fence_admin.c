@@ -477,4 +477,12 @@ shardid_fence_before_drop(void)
 		seq_carry(lfirst_oid(lc), fence);
 	}
 	(void) fence_flush(XactLastRecEnd);
+
+	/*
+	 * When the transaction ends, the database's fence is read again: a
+	 * cover pending is forgotten (the sequences carry the stored fence,
+	 * which holds it), and once the drop commits the database has no cover,
+	 * and each sequence's fence is flushed before it is used.
+	 */
+	reload_at_xact_end_set();
 }

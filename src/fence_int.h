@@ -43,8 +43,7 @@ extern SHARDID_INTERNAL int64 seq_check_carries_fence(Oid seqid, int64 value);
 
 /* standby.c: flush to lsn and wait for the standbys (its comment) */
 extern SHARDID_INTERNAL bool fence_flush(XLogRecPtr lsn);
-extern SHARDID_INTERNAL bool fence_flush_since(XLogRecPtr lsn, TimestampTz since);
-extern SHARDID_INTERNAL bool fence_received(XLogRecPtr lsn, TimestampTz since,
+extern SHARDID_INTERNAL bool fence_received(XLogRecPtr lsn, TimestampTz *flushed,
 											bool *timed_out);
 
 /* fence.c: the writers' locks, and the database's fence */

@@ -497,13 +497,17 @@ guard_next_slow(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 	int			waited = 0;
 
 	value_of(value, &v);
-	for (;;)
+	for (int round = 0;; round++)
 	{
 		GuardSlot  *slot;
 		uint64		key;
 		int64		now_ms;
 		GuardStep	step;
 		GuardDecision d;
+
+		/* a decision taken again: a cancel or statement_timeout ends it */
+		if (round > 0)
+			CHECK_FOR_INTERRUPTS();
 
 		if (entry->seqid != seqid)
 			cache_fill(entry, seqid);

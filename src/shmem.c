@@ -186,7 +186,7 @@ db_clear(GuardDb *db)
 	db->last_used = 0;
 	db->cover_pending = -1;
 	db->cover_lsn = InvalidXLogRecPtr;
-	db->cover_since = 0;
+	db->cover_flushed = 0;
 }
 
 void
@@ -770,6 +770,8 @@ shardid_db_lower(GuardDb *db, int64 field)
 		 */
 		SpinLockAcquire(&db->mutex);
 		pg_atomic_write_u64(&db->fence, (uint64) Min(field, guard_fence_read(db)));
+		/* a cover appended before is not published over the lowered one */
+		db->cover_pending = -1;
 		SpinLockRelease(&db->mutex);
 		pg_memory_barrier();
 		for (i = 0; i < shared->slot_count; i++)
@@ -791,14 +793,15 @@ shardid_db_lower(GuardDb *db, int64 field)
 				slot->last = target;
 				slot->last_block = SHARDID_NO_BLOCK;
 			}
+			/* no ID past the lowered cover before a new one is durable */
+			if (slot->in_use && slot->dbno == dbno && slot->fence > target)
+				guard_slot_set_fence(slot, target, slot->fence - slot->fence_early);
 			SpinLockRelease(&slot->mutex);
 		}
 		SpinLockAcquire(&db->mutex);
 		db->start = Min(db->start, target);
 		db->floor = Min(db->floor, target);
 		pg_atomic_write_u64(&db->fence, (uint64) target);
-		/* a cover appended before is not published over the lowered one */
-		db->cover_pending = -1;
 		SpinLockRelease(&db->mutex);
 	}
 	memo = memo_find(MyDatabaseId, false);

@@ -178,7 +178,8 @@ typedef struct GuardDb
 	int64		cover_pending;	/* a cover appended ahead and not yet
 								 * published, or -1 (fence.c, "The cover") */
 	XLogRecPtr	cover_lsn;		/* the end of its record */
-	TimestampTz cover_since;	/* when it was appended */
+	TimestampTz cover_flushed;	/* when this server first saw it flushed,
+								 * or 0 */
 } GuardDb;
 
 /*

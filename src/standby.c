@@ -314,7 +314,7 @@ standby_stall_begins(XLogRecPtr lsn)
  * stall: once per stall.
  */
 static bool
-fence_flush_wait(XLogRecPtr lsn, TimestampTz since)
+fence_flush_wait(XLogRecPtr lsn)
 {
 	TimestampTz until;
 
@@ -330,7 +330,7 @@ fence_flush_wait(XLogRecPtr lsn, TimestampTz since)
 		return true;
 	if (standby_stalled())
 		return true;
-	until = TimestampTzPlusMilliseconds(since, shardid_standby_wait);
+	until = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), shardid_standby_wait);
 	for (int i = 0;; i++)
 	{
 		/* a standby nearby answers within a fraction of a millisecond */
@@ -345,45 +345,44 @@ fence_flush_wait(XLogRecPtr lsn, TimestampTz since)
 bool
 fence_flush(XLogRecPtr lsn)
 {
-	return fence_flush_since(lsn, GetCurrentTimestamp());
-}
-
-/*
- * The same for a record written at since (a cover appended ahead): the
- * standbys' wait ends shardid.standby_wait after since, not after now.
- */
-bool
-fence_flush_since(XLogRecPtr lsn, TimestampTz since)
-{
-	bool		caught_up = fence_flush_wait(lsn, since);
+	bool		caught_up = fence_flush_wait(lsn);
 
 	SHARDID_FAULT("after_standby_wait");
 	return caught_up;
 }
 
 /*
- * Whether the record that ends at lsn, written at since, may be used as a
- * fence now, without waiting and without flushing: the log is flushed
- * past it (a commit's flush carried it), the synchronous standbys have
- * flushed it, and every other connected streaming standby has received it
- * (or one is known to be stalled, or shardid.standby_wait has passed since
- * since: then a stall begins, and *timed_out says so).  This is the cover's
- * ride on the commits' flushes: no sync of its own.
+ * Whether the record that ends at lsn may be used as a fence now, without
+ * waiting and without a flush of its own: the log is flushed past it (a
+ * commit's flush carried it), the synchronous standbys have flushed it,
+ * and every other connected streaming standby has received it, or one is
+ * known to be stalled, or shardid.standby_wait has passed since *flushed,
+ * when this server first saw the record flushed (0: not yet; set here):
+ * then a stall begins, and *timed_out says so.  The cover's ride on the
+ * commits' flushes; its fault points are fence_flush_wait's.
  */
 bool
-fence_received(XLogRecPtr lsn, TimestampTz since, bool *timed_out)
+fence_received(XLogRecPtr lsn, TimestampTz *flushed, bool *timed_out)
 {
 	*timed_out = false;
 	if (GetFlushRecPtr(NULL) < lsn)
 		return false;
+	if (*flushed == 0)
+		*flushed = GetCurrentTimestamp();
+	SHARDID_FAULT("after_flush");
+	if (sync_standbys_defined() ||
+		(shardid_standby_wait > 0 && max_wal_senders > 0))
+		SHARDID_FAULT("before_standby_wait");
 	if (sync_standbys_defined() && !sync_standbys_have(lsn))
 		return false;
-	if (shardid_standby_wait <= 0 || max_wal_senders == 0 || standbys_received(lsn))
-		return true;
-	if (standby_stalled())
-		return true;
-	if (GetCurrentTimestamp() < TimestampTzPlusMilliseconds(since, shardid_standby_wait))
-		return false;
-	*timed_out = standby_stall_begins(lsn);
+	if (shardid_standby_wait > 0 && max_wal_senders > 0 &&
+		!standbys_received(lsn) && !standby_stalled())
+	{
+		if (GetCurrentTimestamp() <
+			TimestampTzPlusMilliseconds(*flushed, shardid_standby_wait))
+			return false;
+		*timed_out = standby_stall_begins(lsn);
+	}
+	SHARDID_FAULT("after_standby_wait");
 	return true;
 }

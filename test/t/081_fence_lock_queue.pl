@@ -16,13 +16,15 @@
 # A plain LOGIN role, mallory, runs COMMENT ON SEQUENCE in a loop from two
 # sessions: M1 on shardid_internal.shardid_fence (which she may not even
 # look up: 42501 before any lock), M2 on alice's sequence s in public, which
-# shardid_next uses.  Meanwhile writer W1 holds both fences' writers'
-# locks: it sleeps inside a fence write of s (shardid.debug_fence_write_delay
-# = 60 s, within the database fence's write).  Once mallory is either
-# waiting for a lock or has run her loop 50 times without waiting, W2
-# asks for an ID of sequence t (its fence write needs the database's
-# fence: W2 waits for the database fence's lock) and W3 for one of s (it
-# waits for s's).  Then:
+# shardid_next uses.  Meanwhile writer W1 holds the database fence's
+# writers' lock: it sleeps inside a write of the database's cover
+# (shardid.debug_fence_write_delay = 60 s; since the cover, no writer holds
+# a sequence's lock and the database's at once).  Once mallory is either
+# waiting for a lock or has run her loop 50 times without waiting, and the
+# clock is past the published fences, W2 asks for an ID of sequence t and
+# W3 for one of s: each needs the cover, and waits for the database
+# fence's lock; once it has the cover, W3 takes s's, which mallory's
+# COMMENT on s must not hold it from.  Then:
 #   - W2 and W3 each wait for a lock, and pg_blocking_pids names W1 for
 #     each, never M1 or M2;
 #   - neither M1 nor M2 waits for a lock;
@@ -108,9 +110,8 @@ ok( $node->poll_query_until(
 		'postgres', qq{
 SELECT EXISTS (SELECT FROM pg_stat_activity
                 WHERE pid = $w1_pid AND wait_event_type = 'Extension')
-   AND EXISTS (SELECT FROM pg_locks WHERE pid = $w1_pid AND $db_lock AND granted)
-   AND EXISTS (SELECT FROM pg_locks WHERE pid = $w1_pid AND $s_lock AND granted)}),
-	'W1 sleeps inside a fence write of s, holding the fence locks of s and of the database');
+   AND EXISTS (SELECT FROM pg_locks WHERE pid = $w1_pid AND $db_lock AND granted)}),
+	'W1 sleeps inside a write of the database\'s cover, holding its fence lock');
 
 # Mallory: COMMENT ON SEQUENCE in a loop, each refused (42501) once it
 # has the lock, from two sessions.
@@ -151,10 +152,10 @@ SELECT (SELECT count(*) FROM pg_stat_activity
 	'mallory is queued for the locks, or has run her loop 50 times');
 my $tries = $node->safe_psql('postgres', q{SELECT last_value FROM m.tries});
 
-# W2 needs the database fence's lock, W3 the lock of s, once the clock is
-# past the fences published for s and t, and for the database: each call
-# then needs a write of its sequence's fence, and t's must carry the
-# database's fence past the published one.
+# W2 and W3 need the database fence's lock once the clock is past the
+# fences published for s and t, and for the database: each call then
+# needs the cover, and then a write of its sequence's fence (W3: under
+# s's lock).
 ok( $node->poll_query_until(
 		'postgres', q{
 SELECT clock_timestamp()

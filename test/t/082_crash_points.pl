@@ -175,8 +175,11 @@ sub end_load
 			}
 			# core's message when a backend finds its postmaster gone
 			# (ERRCODE_ADMIN_SHUTDOWN), which psql may print without its
-			# SQLSTATE when it arrives between statements
-			elsif ($line =~ /^FATAL:\s+terminating connection due to unexpected postmaster exit$/)
+			# SQLSTATE when it arrives between statements, or while it
+			# connects (a backend forked just before the postmaster's kill)
+			elsif ($line =~
+				/^(?:psql: error: connection to server .* failed: )?FATAL:\s+terminating connection due to unexpected postmaster exit$/
+			  )
 			{
 				$outcome->{codes}{'57P01'}++;
 			}
