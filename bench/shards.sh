@@ -27,12 +27,17 @@
 # adds US microseconds to each fsync and fdatasync: a slow disk.
 # --standby: each cluster gets an asynchronous streaming standby on
 # loopback (pg_basebackup), whose fences the primaries wait for.
+# --stall S (with --standby): in each run, a third of the way in, the
+# primary's walsender is stopped (SIGSTOP) for S seconds, then continued:
+# the table adds the inserts a second during the stall as a share of
+# those before it (pgbench's per-transaction log, by completion time).
 #
 # The table: per build the median over the rounds of each figure (lowest
 # to highest in brackets), and each figure's ratio to bigserial's.
 #
 # Usage: bench/shards.sh [--base BASE] [--shards N] [--clients N]
 #        [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby]
+#        [--stall S]
 #   defaults: 4,096 shards, 8 clients, 60 s, 3 rounds: about 12 minutes
 #   on 2 cores, most of it the runs.
 set -euo pipefail
@@ -41,11 +46,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/test/cluster.sh"
 . "$here/bench/ab.sh"
 
-shards=4096 clients=8 secs=60 rounds=3 rate= slow_us=0 standby=0
-ab_options "usage: bench/shards.sh [--base BASE] [--shards N] [--clients N] [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby]" \
-	--shards=shards --clients=clients --rate=rate --slow-us=slow_us --standby:standby=1 -- "$@"
+shards=4096 clients=8 secs=60 rounds=3 rate= slow_us=0 standby=0 stall=0
+ab_options "usage: bench/shards.sh [--base BASE] [--shards N] [--clients N] [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby] [--stall S]" \
+	--shards=shards --clients=clients --rate=rate --slow-us=slow_us --standby:standby=1 --stall=stall -- "$@"
 [ "$shards" -ge 1 ] && [ "$shards" -le 8192 ] ||
 	{ echo "bench/shards.sh: --shards must be 1 to 8192 (the shard field's range)" >&2; exit 2; }
+[ "$stall" -eq 0 ] || { [ "$standby" = 1 ] && [ $((stall + secs / 3 + 1)) -lt "$secs" ]; } ||
+	{ echo "bench/shards.sh: --stall needs --standby and a run longer than a third of it plus the stall" >&2; exit 2; }
 
 trap ab_cleanup EXIT
 ab_build "$base"
@@ -125,9 +132,37 @@ for r in $(seq 1 "$rounds"); do
 		"$PG_BINDIR/psql" -X -q -c CHECKPOINT
 		read -r b0 s0 fw0 dw0 < <(snapshot $v)
 		rm -rf "$ab_tmp/log" && mkdir -p "$ab_tmp/log"
+		rm -f "$ab_tmp/stall.t"
+		staller=
+		if [ "$stall" -gt 0 ]; then
+			# the walsender stopped a third of the way in, for $stall s
+			(
+				sleep $((secs / 3))
+				ws=$("$PG_BINDIR/psql" -X -At -c "SELECT pid FROM pg_stat_replication LIMIT 1")
+				[ -n "$ws" ] || exit 0
+				t0=$(date +%s.%N)
+				kill -STOP "$ws"
+				sleep "$stall"
+				kill -CONT "$ws"
+				echo "$t0 $(date +%s.%N)" >"$ab_tmp/stall.t"
+			) &
+			staller=$!
+		fi
 		(cd "$ab_tmp/log" && "$PG_BINDIR/pgbench" -n -M simple -c "$clients" -j 2 -T "$secs" \
 			${rate:+-R "$rate"} -l -f "$ab_tmp/insert.pgb" postgres >"$ab_tmp/pgbench.out" 2>&1) ||
 			{ cat "$ab_tmp/pgbench.out" >&2; exit 1; }
+		[ -z "$staller" ] || wait "$staller" || true
+		share=0
+		if [ -s "$ab_tmp/stall.t" ]; then
+			# inserts/s during the stall over inserts/s before it (its
+			# first second left out: the clients connecting)
+			read -r t0 t1 <"$ab_tmp/stall.t"
+			share=$(cat "$ab_tmp"/log/pgbench_log.* | awk -v t0="$t0" -v t1="$t1" '
+				{ t = $5 + $6 / 1e6; if (first == "" || t < first) first = t; ts[NR] = t }
+				END { for (i in ts) { if (ts[i] >= first + 1 && ts[i] < t0) b++; else if (ts[i] >= t0 && ts[i] < t1) d++ }
+					if (b == 0 || t0 <= first + 1) { print 0; exit }
+					printf "%.3f\n", (d / (t1 - t0)) / (b / (t0 - first - 1)) }')
+		fi
 		read -r b1 s1 fw1 dw1 < <(snapshot $v)
 		tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$ab_tmp/pgbench.out" | head -n 1)
 		n=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$ab_tmp/pgbench.out")
@@ -137,8 +172,8 @@ for r in $(seq 1 "$rounds"); do
 				i50 = int(NR * 0.50); if (i50 < 1) i50 = 1
 				i99 = int(NR * 0.99); if (i99 < 1) i99 = 1
 				print a[i50], a[i99], a[NR] }')
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$r" "$tps" "$n" "$p50" "$p99" "$pmax" \
-			$((b1 - b0)) $((s1 - s0)) $((fw1 - fw0 + dw1 - dw0)) >>"$out"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$r" "$tps" "$n" "$p50" "$p99" "$pmax" \
+			$((b1 - b0)) $((s1 - s0)) $((fw1 - fw0 + dw1 - dw0)) "$share" >>"$out"
 		echo "round $r, $v: $(tail -n 1 "$out" | cut -f 3-)" >&2
 	done
 done
@@ -146,12 +181,13 @@ echo "$(date -u '+%F %T') UTC, load: $(uptime | sed 's/.*load average: //')" >&2
 
 ab_use plain
 "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -c "CREATE TEMP TABLE r (build text, round int, tps float8, n bigint,
-	p50 float8, p99 float8, pmax float8, wal bigint, syncs bigint, fences bigint)" \
+	p50 float8, p99 float8, pmax float8, wal bigint, syncs bigint, fences bigint, stall float8)" \
 	-c "\\copy r FROM '$out'" \
 	-v lbase="$ab_label_base" -v ltree="$ab_label_tree" -f - <<'SQL'
 CREATE TEMP VIEW per AS
 SELECT build, round, tps, p50 / 1000 AS p50_ms, p99 / 1000 AS p99_ms, pmax / 1000 AS max_ms,
-       wal::float8 / nullif(n, 0) AS wal_b, syncs::float8 / nullif(n, 0) AS syncs, fences::float8 / nullif(n, 0) AS fences
+       wal::float8 / nullif(n, 0) AS wal_b, syncs::float8 / nullif(n, 0) AS syncs, fences::float8 / nullif(n, 0) AS fences,
+       stall
   FROM r;
 CREATE TEMP VIEW med AS
 SELECT build,
@@ -161,7 +197,8 @@ SELECT build,
        max(max_ms) AS max_ms,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY wal_b) AS wal_b,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY syncs) AS syncs,
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY fences) AS fences
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY fences) AS fences,
+       min(stall) AS stall_lo, max(stall) AS stall_hi
   FROM per GROUP BY build;
 \pset footer off
 SELECT CASE build WHEN 'plain' THEN 'bigserial' WHEN 'base' THEN :'lbase' ELSE :'ltree' END AS build,
@@ -171,7 +208,9 @@ SELECT CASE build WHEN 'plain' THEN 'bigserial' WHEN 'base' THEN :'lbase' ELSE :
        round(max_ms::numeric, 1) AS "longest ms",
        round(wal_b::numeric) AS "WAL B/insert",
        round(syncs::numeric, 3) AS "flushes/insert",
-       round(fences::numeric, 3) AS "fence writes/insert"
+       round(fences::numeric, 3) AS "fence writes/insert",
+       CASE WHEN stall_hi > 0 THEN format('%s-%s', round(stall_lo::numeric, 2), round(stall_hi::numeric, 2)) END
+         AS "inserts/s in the stall, share of before"
   FROM med ORDER BY array_position(ARRAY['plain', 'base', 'tree'], build);
 SELECT CASE m.build WHEN 'base' THEN :'lbase' ELSE :'ltree' END AS "against bigserial",
        round((m.tps / p.tps)::numeric, 3) AS "inserts/s",
