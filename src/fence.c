@@ -62,6 +62,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "commands/dbcommands.h"
+#include "commands/extension.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -455,6 +456,10 @@ db_fence_none(GuardDb *db)
 	}
 	SpinLockRelease(&db->mutex);
 	shardid_db_touch(db);
+
+	/* a statement still running when DROP EXTENSION committed: no advice */
+	if (!OidIsValid(get_extension_oid("shardid", true)))
+		return;
 	ereport(WARNING,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("database \"%s\" has no durable fence for shardid",
@@ -1257,8 +1262,11 @@ typedef enum CoverState
 	COVER_NONE,					/* no database fence to keep (shardid 1.0,
 								 * or dropped): the old rule, each fence
 								 * flushed */
-	COVER_MINE					/* a database fence new in this transaction:
+	COVER_MINE,					/* a database fence new in this transaction:
 								 * seq_fence_advance_mine */
+	COVER_LOAD					/* the fence is to be read again (or the
+								 * entry was handed over): nothing written
+								 * before the load */
 } CoverState;
 
 /*
@@ -1267,8 +1275,8 @@ typedef enum CoverState
  * lock), and with required, waited for until it holds field (the lock
  * waited for with no other held).  *cover is the cover the slots' fences
  * may go up to.  A database whose fence is to be read again (or whose
- * entry was handed over) returns the cover as it stands: the guard loads
- * the fence first.
+ * entry was handed over) says so, COVER_LOAD: nothing may be written
+ * under a cover that is not known yet.
  */
 static CoverState
 db_cover(GuardDb *db, int64 field, int64 epoch, bool required, int64 *cover)
@@ -1287,7 +1295,7 @@ db_cover(GuardDb *db, int64 field, int64 epoch, bool required, int64 *cover)
 		if (state == GUARD_FENCE_NONE)
 			return COVER_NONE;
 		if (state != GUARD_FENCE_LOADED || !db_is_mine(db))
-			return COVER_HELD;
+			return COVER_LOAD;
 		cover_publish(db);
 		published = guard_fence_read(db);
 		*cover = published;
@@ -1399,21 +1407,39 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		seq_fence_advance_mine(slot, key, seqid, field, epoch, required);
 		return;
 	}
-	if (!seq_fence_begin(slot, key, seqid, field, required, false,
+	if (state == COVER_LOAD)
+	{
+		/* the guard decides again, after the load */
+		pending.slot = NULL;
+		if (!required)
+			early_write_off(slot, key);
+		else if (db_is_mine(slot->db))
+			shardid_fence_load(slot->db);
+		return;
+	}
+
+	/*
+	 * Without a cover, a fence is judged as the guard judges it, by the
+	 * slot's fence, which only a flushed write raises there: the
+	 * sequence's own may be a write of the covered path, not flushed.
+	 */
+	if (!seq_fence_begin(slot, key, seqid, field, required, state == COVER_NONE,
 						 &seq_hi, &hi_cached))
 	{
 		pending.slot = NULL;
-		slot_covered(slot, key, state == COVER_NONE ? INT64_MAX : cover,
-					 state == COVER_HELD);
+		if (state == COVER_HELD)
+			slot_covered(slot, key, cover, true);
 		return;
 	}
 	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
 	SHARDID_FAULT("seq_after_insert");
 	if (state == COVER_NONE)
 	{
+		TimestampTz started = GetCurrentTimestamp();
 		bool		timed_out = !fence_flush(XactLastRecEnd);
 
-		db_wrote(slot->db, 0, false, required, timed_out);
+		db_wrote(slot->db, (GetCurrentTimestamp() - started) / 1000, false,
+				 required, timed_out);
 		cover = INT64_MAX;
 	}
 	shardid_require_postmaster();
