@@ -579,6 +579,27 @@ shardid_fence_load(GuardDb *db)
 		shardid_db_touch(db);
 }
 
+/*
+ * A stored fence later than this server knows (a write through another
+ * entry of this database, a load's, or one whose wait was cancelled): the
+ * database's slots start again from it, as after a restart, judged by the
+ * reach it was written with.
+ */
+static void
+db_start_at_stored(GuardDb *db, int64 disk)
+{
+	int64		disk_reach = stored_reach();
+
+	SpinLockAcquire(&db->mutex);
+	if (db_is_mine(db))
+	{
+		db->start = Max(db->start, disk);
+		db->start_reach = disk_reach;
+	}
+	SpinLockRelease(&db->mutex);
+	shardid_db_touch(db);
+}
+
 /* What db_fence_cover() found. */
 typedef enum DbCover
 {
@@ -657,16 +678,7 @@ db_fence_cover(GuardDb *db, int64 seq_fence, bool required, bool wait,
 	disk = member_read(*relid);
 	if (disk > published && !is_transactional(*relid))
 	{
-		int64		disk_reach = stored_reach();
-
-		SpinLockAcquire(&db->mutex);
-		if (db_is_mine(db))
-		{
-			db->start = Max(db->start, disk);
-			db->start_reach = disk_reach;
-		}
-		SpinLockRelease(&db->mutex);
-		shardid_db_touch(db);
+		db_start_at_stored(db, disk);
 		published = disk;
 		*limit = disk;
 		if (seq_fence <= disk)
@@ -1205,16 +1217,7 @@ cover_append(GuardDb *db, Oid relid, int64 need, int64 target)
 	disk = member_read(relid);
 	if (disk > known)
 	{
-		int64		disk_reach = stored_reach();
-
-		SpinLockAcquire(&db->mutex);
-		if (db_is_mine(db))
-		{
-			db->start = Max(db->start, disk);
-			db->start_reach = disk_reach;
-		}
-		SpinLockRelease(&db->mutex);
-		shardid_db_touch(db);
+		db_start_at_stored(db, disk);
 		seq_write(relid, disk);
 		cover_pending_set(db, disk, XactLastRecEnd, false);
 		return disk;
