@@ -164,3 +164,27 @@ ab_cleanup() {
 	done
 	rm -rf "$ab_tmp"
 }
+
+# ab_shards KIND N: in the current cluster (ab_use), N shard schemas laid
+# out as the README's Getting started lays one out: shard_K.posts (id
+# bigint PRIMARY KEY, user_id bigint, caption text) with its own sequence
+# shard_K.posts_id_seq OWNED BY its id and DEFAULT shardid_next(K, that
+# sequence) (KIND shardid: the extension is created first), or with id
+# bigserial (KIND bigserial).  For bench/shards.sh and
+# bench/first_after_crash.sh.
+ab_shards() {
+	local kind=$1 n=$2 ddl
+	if [ "$kind" = bigserial ]; then
+		ddl="CREATE TABLE shard_%1\$s.posts (id bigserial PRIMARY KEY, user_id bigint NOT NULL, caption text)"
+	else
+		"$PG_BINDIR/psql" -X -q -c 'CREATE EXTENSION shardid'
+		ddl="CREATE TABLE shard_%1\$s.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, caption text);
+CREATE SEQUENCE shard_%1\$s.posts_id_seq OWNED BY shard_%1\$s.posts.id;
+ALTER TABLE shard_%1\$s.posts ALTER COLUMN id SET DEFAULT shardid_next(%1\$s, 'shard_%1\$s.posts_id_seq')"
+	fi
+	"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -v shards="$n" -v ddl="$ddl" <<'SQL'
+SET synchronous_commit = off;
+SELECT format('CREATE SCHEMA shard_%s', k) FROM generate_series(0, :shards - 1) AS k \gexec
+SELECT format(:'ddl', k) FROM generate_series(0, :shards - 1) AS k \gexec
+SQL
+}

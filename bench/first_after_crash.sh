@@ -5,7 +5,7 @@
 #
 # This tree's build (bench/ab.sh; the base is built too, and unused), a
 # cluster with fsync and synchronous_commit on and SHARDS shard schemas
-# laid out as bench/shards.sh lays them out.  pgbench inserts into random
+# laid out as bench/shards.sh lays them out (ab_shards).  pgbench inserts into random
 # shards (8 clients) for SECS seconds, so that every shard's sequence has
 # a fence a lead ahead of the clock and the database's cover too; in the
 # middle of that load the postmaster and every process of the server are
@@ -36,16 +36,8 @@ ab_start tree data "fsync = on" "synchronous_commit = on" "autovacuum = off" "ji
 	"shared_buffers = 512MB" "max_wal_size = 16GB" "checkpoint_timeout = 1h" \
 	"max_connections = 40" "max_locks_per_transaction = 256"
 ab_use tree
-"$PG_BINDIR/psql" -X -q -c 'CREATE EXTENSION shardid'
-ddl="CREATE TABLE shard_%1\$s.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, caption text);
-CREATE SEQUENCE shard_%1\$s.posts_id_seq OWNED BY shard_%1\$s.posts.id;
-ALTER TABLE shard_%1\$s.posts ALTER COLUMN id SET DEFAULT shardid_next(%1\$s, 'shard_%1\$s.posts_id_seq')"
-"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -v shards="$shards" -v ddl="$ddl" <<'SQL'
-SET synchronous_commit = off;
-SELECT format('CREATE SCHEMA shard_%s', k) FROM generate_series(0, :shards - 1) AS k \gexec
-SELECT format(:'ddl', k) FROM generate_series(0, :shards - 1) AS k \gexec
-CREATE TABLE first_took (k int, took interval);
-SQL
+ab_shards shardid "$shards"
+"$PG_BINDIR/psql" -X -q -c 'CREATE TABLE first_took (k int, took interval)'
 
 cat >"$ab_tmp/insert.pgb" <<PGB
 \\set k random(0, $((shards - 1)))

@@ -83,18 +83,10 @@ for v in $variants; do
 			-l "$PGHOST/server.log" -w start >/dev/null
 	fi
 	if [ $v = plain ]; then
-		ddl="CREATE TABLE shard_%1\$s.posts (id bigserial PRIMARY KEY, user_id bigint NOT NULL, caption text)"
+		ab_shards bigserial "$shards"
 	else
-		"$PG_BINDIR/psql" -X -q -c 'CREATE EXTENSION shardid'
-		ddl="CREATE TABLE shard_%1\$s.posts (id bigint PRIMARY KEY, user_id bigint NOT NULL, caption text);
-CREATE SEQUENCE shard_%1\$s.posts_id_seq OWNED BY shard_%1\$s.posts.id;
-ALTER TABLE shard_%1\$s.posts ALTER COLUMN id SET DEFAULT shardid_next(%1\$s, 'shard_%1\$s.posts_id_seq')"
+		ab_shards shardid "$shards"
 	fi
-	"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -v shards="$shards" -v ddl="$ddl" <<'SQL'
-SET synchronous_commit = off;
-SELECT format('CREATE SCHEMA shard_%s', k) FROM generate_series(0, :shards - 1) AS k \gexec
-SELECT format(:'ddl', k) FROM generate_series(0, :shards - 1) AS k \gexec
-SQL
 	if [ $standby = 1 ]; then
 		ab_standby $v standby
 	fi
