@@ -495,8 +495,11 @@ if (part('1'))
 			  . "ALTER SEQUENCE $_->{seq} RENAME TO ids_$_->{variant}_seq;\n" } @f);
 	$_->{table} =~ s/^v1_/ids_/, $_->{seq} =~ s/^v1_/ids_/ for @f;
 	spread_load($one, 'p1', \@f, 'live', 300000, 5, "$what, after the dump");
-	my $count = join(' UNION ALL ', map { "SELECT '$_->{table}', count(*) FROM $_->{table}" } @f)
-	  . q{ UNION ALL SELECT 'tables of the dump', count(*) FROM pg_class WHERE relname LIKE 'v1\_%'};
+	# in one order: a UNION ALL's rows come in any (a rehearsal swapped two)
+	my $count = 'SELECT * FROM ('
+	  . join(' UNION ALL ', map { "SELECT '$_->{table}', count(*) FROM $_->{table}" } @f)
+	  . q{ UNION ALL SELECT 'tables of the dump', count(*) FROM pg_class WHERE relname LIKE 'v1\_%'}
+	  . ') AS c ORDER BY 1';
 	my $before_restore = $one->safe_psql('p1', $count);
 	my $fence_before = $one->safe_psql('p1', 'SELECT last_value FROM shardid_internal.shardid_fence');
 
