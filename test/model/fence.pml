@@ -1101,7 +1101,12 @@ inline create_fence()
  * commit, or by a backend that needs it), the standby waited for
  * (bounded as a backend's wait is), and C := D published (cover_publish),
  * unless the postmaster died.  No write's duration enters the target
- * (MUT_COVER_LAG: the last one's does).
+ * (MUT_COVER_LAG: the last one's does).  Due at less than REFRESH ahead,
+ * as db_cover's due is the clock + the refresh: one write per LEAD -
+ * REFRESH however many backends look.  (The units cannot tell REFRESH
+ * from LEAD - REFRESH; C appending at less than the lead less the refresh
+ * ahead wrote one per refresh under load, 070 H.  Safety does not depend
+ * on when the cover is appended, only that no ID passes C.)
  */
 #ifdef MUT_COVER_LAG
 #define COVER_LAG cdur
