@@ -1098,8 +1098,8 @@ seq_fence_advance_mine(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
  *
  * docs/design.md, "The cover kept ahead".  The database's fence D is
  * appended ahead of the clock (cover_append: the clock and the lead, under
- * its lock, not flushed) when the published cover C is less than the lead
- * less the refresh ahead of it, by whichever backend finds it so; a
+ * its lock, not flushed) when the published cover C is less than the
+ * refresh ahead of it, by whichever backend finds it so; a
  * commit's flush carries the record, and once the log is flushed past it
  * and the standbys have it, whoever looks next publishes C := D
  * (cover_publish).  A backend whose ID is past C waits: for the pending
@@ -1307,8 +1307,11 @@ db_cover(GuardDb *db, int64 field, int64 epoch, bool required, int64 *cover)
 
 		if (!required || field <= published)
 		{
-			/* due a refresh after the last: never waited for */
-			int64		due = now_field + shardid_fence_lead - shardid_fence_refresh;
+			/*
+			 * due when less than the refresh ahead of the clock: one write
+			 * per lead less the refresh, however many slots call
+			 */
+			int64		due = now_field + shardid_fence_refresh;
 
 			if (Max(published, pending) < due)
 			{

@@ -440,5 +440,36 @@ is($records, $writes, 'H: each fence write is one WAL record of the fence sequen
   or diag $waldump;
 check_ids($upgraded, 'H: steady load');
 
+# The cover is the database's, not a sequence's: 64 sequences called in
+# turn (one slot's fence step after another, each finding the cover) add
+# no write to it.  It is appended once it is less than the refresh ahead
+# of the clock, one write per lead less the refresh; a rule that appended
+# whenever a step found it less than the lead less the refresh ahead
+# wrote one about every 250 ms here (26 in 6 s, against 16).
+$upgraded->safe_psql(
+	'postgres', q{
+SELECT format('CREATE SEQUENCE many_%s', i) FROM generate_series(1, 64) AS i \gexec
+});
+my ($writes_m0) = $upgraded->safe_psql('postgres',
+	q{SELECT writes FROM shardid_fence_status WHERE datname = current_database()});
+my ($elapsed_m) = $upgraded->safe_psql(
+	'postgres', q{
+CREATE TABLE many_ids (id bigint NOT NULL, made timestamptz NOT NULL DEFAULT clock_timestamp());
+DO $$
+DECLARE t0 timestamptz := clock_timestamp();
+BEGIN
+	WHILE clock_timestamp() < t0 + interval '6 s' LOOP
+		INSERT INTO many_ids (id)
+		SELECT shardid_next(i, format('many_%s', i)::regclass)
+		  FROM generate_series(1, 64) AS i, generate_series(1, 20);
+	END LOOP;
+END $$;
+SELECT extract(epoch FROM max(made) - min(made)) * 1000 FROM many_ids});
+my ($writes_m1) = $upgraded->safe_psql('postgres',
+	q{SELECT writes FROM shardid_fence_status WHERE datname = current_database()});
+cmp_ok($writes_m1 - $writes_m0, '<=', int($elapsed_m / $every) + 2,
+	"H: 64 sequences, still at most one cover write per lead less its refresh (@{[ $writes_m1 - $writes_m0 ]} in $elapsed_m ms)");
+is(duplicates($upgraded, 'many_ids'), 0, 'H: 64 sequences, 0 duplicates');
+
 $upgraded->stop;
 done_testing();
