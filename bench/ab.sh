@@ -114,10 +114,12 @@ ab_start() {
 	echo "$PGPORT" >"$ab_tmp/$v/$node.port"
 }
 
-# ab_standby VARIANT NODE: a streaming standby of VARIANT's cluster "data"
-# on loopback, made by pg_basebackup, started, and caught up
+# ab_standby VARIANT NODE [RELAY_MS]: a streaming standby of VARIANT's
+# cluster "data" on loopback, made by pg_basebackup, started, and caught
+# up; with RELAY_MS, it streams through bench/relay.py, which holds what
+# goes each way for RELAY_MS ms (ab_cleanup stops it)
 ab_standby() {
-	local v=$1 node=$2 dir try port
+	local v=$1 node=$2 relay_ms=${3:-} dir try port relay_port
 	dir=$ab_tmp/$v/$node
 	ab_use "$v"
 	mkdir -p "$dir"
@@ -128,6 +130,20 @@ ab_standby() {
 		-D "$dir" -R -X stream -c fast >"$dir.basebackup.log" 2>&1 ||
 		{ cat "$dir.basebackup.log" >&2; return 1; }
 	echo "unix_socket_directories = '$dir'" >>"$dir/postgresql.conf"
+	if [ -n "$relay_ms" ]; then
+		python3 "$(dirname "${BASH_SOURCE[0]}")/relay.py" --to "$PGPORT" --delay-ms "$relay_ms" \
+			>"$dir.relay.out" 2>&1 &
+		echo $! >"$dir.relay.pid"
+		for try in $(seq 1 50); do
+			relay_port=$(head -1 "$dir.relay.out" 2>/dev/null)
+			[ -n "$relay_port" ] && break
+			sleep 0.1
+		done
+		[ -n "$relay_port" ] || { cat "$dir.relay.out" >&2; cluster_die "the relay did not start."; return 1; }
+		# the last primary_conninfo counts: pg_basebackup -R wrote one above it
+		echo "primary_conninfo = 'host=127.0.0.1 port=$relay_port user=postgres application_name=$node'" \
+			>>"$dir/postgresql.auto.conf"
+	fi
 	for try in 1 2 3 4 5 6 7 8 9 10; do
 		port=$((20000 + RANDOM % 10000))
 		port_free "$port" || continue
@@ -161,6 +177,9 @@ ab_cleanup() {
 		v=$(basename "$(dirname "$f")")
 		node=$(basename "$f" .port)
 		ab_stop "$v" "$node"
+	done
+	for f in "$ab_tmp"/*/*.relay.pid; do
+		[ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null
 	done
 	rm -rf "$ab_tmp"
 }

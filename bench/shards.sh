@@ -27,6 +27,9 @@
 # adds US microseconds to each fsync and fdatasync: a slow disk.
 # --standby: each cluster gets an asynchronous streaming standby on
 # loopback (pg_basebackup), whose fences the primaries wait for.
+# --relay-ms MS (implies --standby): each standby streams through
+# bench/relay.py, which holds what goes each way for MS ms: a standby
+# that far away.
 # --stall S (with --standby): in each run, a third of the way in, the
 # primary's walsender is stopped (SIGSTOP) for S seconds, then continued:
 # the table adds the inserts a second during the stall as a share of
@@ -37,7 +40,7 @@
 #
 # Usage: bench/shards.sh [--base BASE] [--shards N] [--clients N]
 #        [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby]
-#        [--stall S]
+#        [--relay-ms MS] [--stall S]
 #   defaults: 4,096 shards, 8 clients, 60 s, 3 rounds: about 12 minutes
 #   on 2 cores, most of it the runs.
 set -euo pipefail
@@ -46,11 +49,16 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/test/cluster.sh"
 . "$here/bench/ab.sh"
 
-shards=4096 clients=8 secs=60 rounds=3 rate= slow_us=0 standby=0 stall=0
-ab_options "usage: bench/shards.sh [--base BASE] [--shards N] [--clients N] [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby] [--stall S]" \
-	--shards=shards --clients=clients --rate=rate --slow-us=slow_us --standby:standby=1 --stall=stall -- "$@"
+shards=4096 clients=8 secs=60 rounds=3 rate= slow_us=0 standby=0 relay_ms= stall=0
+ab_options "usage: bench/shards.sh [--base BASE] [--shards N] [--clients N] [--secs S] [--rounds N] [--rate TPS] [--slow-us US] [--standby] [--relay-ms MS] [--stall S]" \
+	--shards=shards --clients=clients --rate=rate --slow-us=slow_us --standby:standby=1 --relay-ms=relay_ms --stall=stall -- "$@"
 [ "$shards" -ge 1 ] && [ "$shards" -le 8192 ] ||
 	{ echo "bench/shards.sh: --shards must be 1 to 8192 (the shard field's range)" >&2; exit 2; }
+if [ -n "$relay_ms" ]; then
+	[[ "$relay_ms" =~ ^[0-9]+$ ]] ||
+		{ echo "bench/shards.sh: --relay-ms must be a whole number of milliseconds" >&2; exit 2; }
+	standby=1
+fi
 [ "$stall" -eq 0 ] || { [ "$standby" = 1 ] && [ $((stall + secs / 3 + 1)) -lt "$secs" ]; } ||
 	{ echo "bench/shards.sh: --stall needs --standby and a run longer than a third of it plus the stall" >&2; exit 2; }
 
@@ -88,7 +96,7 @@ for v in $variants; do
 		ab_shards shardid "$shards"
 	fi
 	if [ $standby = 1 ]; then
-		ab_standby $v standby
+		ab_standby $v standby $relay_ms
 	fi
 done
 
@@ -112,7 +120,7 @@ snapshot() {
 
 out=$ab_tmp/results.tsv
 : >"$out"
-echo "$(date -u '+%F %T') UTC, load: $(uptime | sed 's/.*load average: //'); $shards shards, $clients clients, $rounds rounds of ${secs} s${rate:+ at $rate inserts/s}$([ "$slow_us" -gt 0 ] && echo ", fsync +$slow_us us")$([ $standby = 1 ] && echo ', a streaming standby each')" >&2
+echo "$(date -u '+%F %T') UTC, load: $(uptime | sed 's/.*load average: //'); $shards shards, $clients clients, $rounds rounds of ${secs} s${rate:+ at $rate inserts/s}$([ "$slow_us" -gt 0 ] && echo ", fsync +$slow_us us")$([ $standby = 1 ] && echo ", a streaming standby each${relay_ms:+ behind a ${relay_ms} ms relay}")" >&2
 for r in $(seq 1 "$rounds"); do
 	case $((r % 3)) in
 		1) order="plain base tree" ;;
