@@ -133,9 +133,19 @@ SELECT count(*) = 1 FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)'})
 	'a backend to kill is running');
 my $pid = $node->safe_psql('postgres',
 	q{SELECT pid FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)'});
+my $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
 $victim->finish;
-# wait for the crash restart; a connection attempt may fail meanwhile
+# A connection may still succeed before the postmaster has seen the crash:
+# wait for the log to say it reinitialised shared memory and is ready again
+# (each wait bounded by the harness's timeout), then for a connection.
+my $reinitialised = eval {
+	$node->wait_for_log(qr/terminating any other active server processes/,
+		$log_offset);
+	$node->wait_for_log(qr/database system is ready to accept connections/,
+		$log_offset);
+	1;
+};
 my $up = 0;
 for (1 .. 600)
 {
@@ -148,8 +158,7 @@ for (1 .. 600)
 	usleep(100_000);
 }
 ok($up, 'the server restarts after a backend crash');
-ok( $node->log_contains('terminating any other active server processes'),
-	'the crash reinitialised shared memory');
+ok($reinitialised, 'the crash reinitialised shared memory');
 is( $node->safe_psql(
 		'postgres', qq{
 SELECT last_ms >= '$max_before_crash', ids_issued
