@@ -202,7 +202,11 @@ slot_moved(GuardSlot *slot, int64 block)
 		 * since: its IDs went no further than the slot's last field (the
 		 * start it had, judged as a start, or the last field it issued).
 		 * If the value is now below that fence, someone set it back, and
-		 * the fence is no longer durable: the next ID writes one.
+		 * the fence is no longer durable: the next ID writes one.  The
+		 * ghost's fence is used as far as the database's published cover
+		 * lets it go, as every fence a slot takes: shardid_db_lower may
+		 * have lowered the cover since (it lowers the live slots' fences,
+		 * not the ghosts').
 		 */
 		guard_slot_start_at(slot, slot->ghost_issued,
 							Max(slot->db_reach, slot->db->reach_written));
@@ -210,7 +214,8 @@ slot_moved(GuardSlot *slot, int64 block)
 		{
 			slot->written = slot->ghost_written;
 			slot->seq_fence = Max(slot->seq_fence, slot->ghost_written);
-			guard_slot_set_fence(slot, Max(slot->fence, slot->ghost_fence),
+			guard_slot_set_fence(slot, Max(slot->fence,
+										   Min(slot->ghost_fence, guard_fence_read(slot->db))),
 								 shardid_fence_refresh);
 		}
 		if (block - 1 < written)

@@ -518,6 +518,10 @@ inline slot_moved(s, block)
 		t5 = sgi[s];
 		start_at(s, t5, 1);
 		if
+		/* S from the ghost; the model asks COVERED at each ID apart.  In C
+		 * the slot's fence is the lower of S and the published cover, so
+		 * the ghost's is taken only as far as the cover is now (one that
+		 * shardid_db_lower lowered since the ghost was kept) */
 		:: swr[s] < sgw[s] -> swr[s] = sgw[s]; sfence[s] = max(sfence[s], sgf[s])
 		:: else
 		fi;

@@ -8,6 +8,9 @@
 #     40 sequences, entries are evicted and counted, and a sequence that
 #     comes back after eviction repeats none of its IDs, also with four
 #     sessions churning through the sequences at once.
+#   - A sequence whose slot was evicted before shardid_fence_lower lowered
+#     the database's fence comes back with no fence, and issues no ID,
+#     past the lowered fence (its ghost kept the fence from before).
 #   - shardid.max_sequences refuses values below 16 (as PostgreSQL does
 #     for a preloaded library's setting: a WARNING, and the default).
 #   - shardid_stats_reset() is for superusers; it zeroes the counters and
@@ -251,7 +254,44 @@ is($node->safe_psql('postgres', $last_ms_query),
 	$last_ms, 'shardid_stats_reset keeps every last_ms');
 $node->stop;
 
-# 4. shardid.max_sequences has a minimum of 16.
+# 4. The database's fence lowered while a sequence's slot is evicted: the
+# fence its ghost kept is above the lowered cover, and the slot that comes
+# back must not issue past the cover on it (no ID past the database's
+# published fence, whatever a slot knew before).  A 60 s lead keeps the
+# ghost's fence far above the lowered one.
+my $lower = shardid_node('lower',
+	"shardid.max_sequences = 16\nshardid.fence_lead = '60s'");
+$lower->start;
+$lower->safe_psql(
+	'postgres', q{
+CREATE EXTENSION shardid;
+CREATE SEQUENCE g;
+SELECT format('CREATE SEQUENCE e%s', i) FROM generate_series(1, 16) AS i \gexec
+});
+my $cover_query = q{SELECT fence_time FROM shardid_fence_status WHERE datid = (SELECT oid FROM pg_database WHERE datname = current_database())};
+$lower->safe_psql('postgres', q{SELECT shardid_next(1, 'g')});
+my $g_fence = $lower->safe_psql('postgres',
+	q{SELECT fence FROM shardid_stats WHERE sequence = 'g'::regclass});
+$lower->safe_psql('postgres',
+	q{SELECT shardid_next(1, format('e%s', i)::regclass) FROM generate_series(1, 16) AS i, pg_sleep(0.01)});
+is($lower->safe_psql('postgres', q{SELECT count(*) FROM shardid_stats WHERE sequence = 'g'::regclass}),
+	'0', 'lowered: g\'s slot is evicted');
+$lower->safe_psql('postgres', q{SELECT shardid_fence_lower(now())});
+is($lower->safe_psql('postgres', qq{SELECT ($cover_query) < '$g_fence'}),
+	't', 'lowered: the database\'s fence is below the one g\'s ghost kept');
+# g comes back (evicting another), then issues after the clock passed the
+# lowered cover
+$lower->safe_psql('postgres', q{SELECT shardid_next(1, 'g')});
+my $g_id = $lower->safe_psql('postgres', q{SELECT shardid_next(1, 'g') FROM pg_sleep(1.5)});
+is( $lower->safe_psql(
+		'postgres', qq{
+SELECT fence <= ($cover_query), shardid_created_at($g_id) <= ($cover_query)
+  FROM shardid_stats WHERE sequence = 'g'::regclass}),
+	't|t',
+	'lowered: g, back from its ghost, holds no fence and issues no ID past the database\'s published fence');
+$lower->stop;
+
+# 5. shardid.max_sequences has a minimum of 16.
 my $small = shardid_node('small', 'shardid.max_sequences = 8');
 $small->start;
 ok( $small->log_contains(
