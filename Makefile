@@ -15,6 +15,7 @@ OBJS = \
 	src/seqio.o \
 	src/shardid.o \
 	src/shmem.o \
+	src/slot.o \
 	src/speck.o \
 	src/standby.o \
 	src/state.o \

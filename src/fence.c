@@ -78,6 +78,7 @@
 #include "fence.h"
 #include "fence_int.h"
 #include "report.h"
+#include "slot.h"
 
 /* Settings */
 int			shardid_fence_lead = 500;
@@ -788,7 +789,7 @@ early_write_off(GuardSlot *slot, uint64 key)
 {
 	SpinLockAcquire(&slot->mutex);
 	if (guard_slot_key_word(slot) == key)
-		slot->flags &= ~GUARD_SLOT_WRITING;
+		guard_slot_early_off(slot);
 	SpinLockRelease(&slot->mutex);
 }
 
@@ -822,7 +823,7 @@ seq_fence_begin(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	*seq_hi = slot->seq_hi;
 	*hi_cached = slot->hi_cached;
 	if (!needed && guard_slot_key_word(slot) == key && !required)
-		slot->flags &= ~GUARD_SLOT_WRITING;
+		guard_slot_early_off(slot);
 	SpinLockRelease(&slot->mutex);
 	if (!needed)
 		seq_unlock(seqid);
@@ -886,7 +887,7 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 	 */
 	SpinLockAcquire(&slot->mutex);
 	if (guard_slot_key_word(slot) == key)
-		slot->writing = Max(slot->writing, target);
+		guard_slot_writing(slot, target);
 	SpinLockRelease(&slot->mutex);
 	seq_write_fence(seqid, target);
 	if (is_transactional(seqid))
@@ -913,19 +914,8 @@ seq_fence_publish(GuardSlot *slot, uint64 key, Oid seqid, const SeqWrite *w,
 		shardid_ghost_wrote(seqid, w->fence, Min(w->fence, db_limit));
 		return;
 	}
-	if (w->moved)
-	{
-		guard_slot_start_at(slot, w->moved_fence, slot->db_reach);
-		slot->seq_hi = Max(slot->seq_hi, w->moved_block);
-	}
-	slot->seq_fence = Max(slot->seq_fence, w->fence);
-	guard_slot_set_fence(slot, Max(slot->fence, Min(slot->seq_fence, db_limit)),
-						 shardid_fence_refresh);
-	slot->written = Max(slot->written, w->fence);
-	slot->seq_hi = Max(slot->seq_hi, w->fence + 1);
-	slot->hi_cached = w->hi_cached;
-	slot->fence_writes++;
-	slot->flags &= ~GUARD_SLOT_WRITING;
+	guard_slot_publish(slot, w->fence, w->hi_cached, w->moved, w->moved_fence,
+					   w->moved_block, db_limit);
 	SpinLockRelease(&slot->mutex);
 }
 
@@ -1372,8 +1362,7 @@ slot_covered(GuardSlot *slot, uint64 key, int64 cover, bool reread)
 	if (reread)
 		cover = Min(cover, guard_fence_read(slot->db));
 	if (guard_slot_key_word(slot) == key)
-		guard_slot_set_fence(slot, Max(slot->fence, Min(slot->seq_fence, cover)),
-							 shardid_fence_refresh);
+		guard_slot_cover(slot, cover);
 	SpinLockRelease(&slot->mutex);
 }
 

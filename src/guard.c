@@ -52,6 +52,7 @@
 #include "report.h"
 #include "rule.h"
 #include "shmem.h"
+#include "slot.h"
 
 /* Settings */
 int			shardid_max_clock_regression = 1000;
@@ -71,16 +72,6 @@ typedef struct GuardCacheEntry
 } GuardCacheEntry;
 
 static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
-
-/* One sequence value, taken apart once. */
-typedef struct GuardValue
-{
-	int64		block;			/* its 1,024-aligned block */
-	uint32		v10;			/* its ten bits */
-	int			word;			/* the word of the bitmap that holds them */
-	uint32		wbit;			/* that word's bit in taken_words */
-	uint64		bit;			/* their bit in that word */
-} GuardValue;
 
 /* What a call does next: see decide(). */
 typedef enum GuardStep
@@ -149,94 +140,6 @@ cache_fill(GuardCacheEntry *entry, Oid seqid)
  * ----------------------------------------------------------------
  */
 
-/*
- * The database entry changed (or the slot is new): take its state, epoch
- * and start.  False if the entry has not read its fence yet, which the
- * caller does outside the lock.  The slot's mutex is held; a database
- * entry's mutex may be taken inside it.
- */
-static pg_noinline bool
-slot_sync(GuardSlot *slot)
-{
-	GuardDb    *db = slot->db;
-	uint32		state;
-
-	SpinLockAcquire(&db->mutex);
-	state = pg_atomic_read_u32(&db->state);
-	if (state != GUARD_FENCE_LOADED && state != GUARD_FENCE_NONE)
-	{
-		SpinLockRelease(&db->mutex);
-		return false;
-	}
-	slot->epoch_ms = db->epoch;
-	slot->db_reach = db->start_reach;
-	if (db->epoch_free)
-		slot->flags |= GUARD_SLOT_EPOCH_FREE;
-	else
-		slot->flags &= ~GUARD_SLOT_EPOCH_FREE;
-	guard_slot_start_at(slot, db->start, db->start_reach);
-	slot->flags &= ~GUARD_SLOT_STALE;
-	SpinLockRelease(&db->mutex);
-	return true;
-}
-
-/*
- * A value whose block is further past the highest this slot knew than the
- * sequence's cache explains: someone set the sequence (a restore, a copy
- * from another server, a setval) to a value that carries a fence.  No ID
- * of the sequence goes at or before that fence: the slot starts after it,
- * judged by the reach of the database's fence, and writes its own fence
- * before its next ID.  It holds back this sequence only.
- */
-static pg_noinline void
-slot_moved(GuardSlot *slot, int64 block)
-{
-	int64		written = Max(Max(slot->written, slot->writing), slot->ghost_written);
-	int64		known = Max(written + 1, slot->ghost_seq_hi);
-
-	if (written >= 0 && block <= known + slot->hi_cached)
-	{
-		/*
-		 * The fence this server wrote into the sequence (before its slot
-		 * was evicted, perhaps), and what the sequence's own writers took
-		 * since: its IDs went no further than the slot's last field (the
-		 * start it had, judged as a start, or the last field it issued).
-		 * If the value is now below that fence, someone set it back, and
-		 * the fence is no longer durable: the next ID writes one.  The
-		 * ghost's fence is used as far as the database's published cover
-		 * lets it go, as every fence a slot takes: shardid_db_lower may
-		 * have lowered the cover since (it lowers the live slots' fences,
-		 * not the ghosts').
-		 */
-		guard_slot_start_at(slot, slot->ghost_issued,
-							Max(slot->db_reach, slot->db->reach_written));
-		if (slot->written < slot->ghost_written)
-		{
-			slot->written = slot->ghost_written;
-			slot->seq_fence = Max(slot->seq_fence, slot->ghost_written);
-			guard_slot_set_fence(slot, Max(slot->fence,
-										   Min(slot->ghost_fence, guard_fence_read(slot->db))),
-								 shardid_fence_refresh);
-		}
-		if (block - 1 < written)
-		{
-			slot->seq_fence = -1;
-			guard_slot_set_fence(slot, -1, shardid_fence_refresh);
-		}
-	}
-	else
-	{
-		/*
-		 * Judged by the largest reach this server wrote a fence with, too:
-		 * a write whose wait was cancelled leaves its value in the
-		 * sequence.
-		 */
-		guard_slot_start_at(slot, block - 1, Max(slot->db_reach, slot->db->reach_written));
-	}
-	slot->ghost_written = -1;
-	slot->seq_hi = block;
-}
-
 /* A call with an epoch of its own: the database's, or refused. */
 static pg_noinline GuardStep
 decide_epoch(GuardSlot *slot, int64 requested, int64 now_ms, GuardDecision *d)
@@ -288,17 +191,6 @@ decide_wait(GuardSlot *slot, int64 now, bool joins, GuardDecision *d)
 }
 
 /*
- * Whether a value may share the slot's last field: of its block, and its
- * ten bits not yet there.
- */
-static inline bool
-value_joins(const GuardSlot *slot, const GuardValue *v)
-{
-	return v->block == slot->last_block &&
-		!((slot->taken_words & v->wbit) && (slot->taken[v->word] & v->bit));
-}
-
-/*
  * The usual decision, inline: the field for the value, or GUARD_SLOW when
  * the slot needs more than the rule (a flag set, a value past what the
  * slot knows of its sequence, a wait, a fence to write, another key).
@@ -316,39 +208,11 @@ decide_fast(const GuardSlot *slot, uint64 key, const GuardValue *v, int64 now_ms
 		return GUARD_SLOW;
 	in.last = slot->last;
 	in.now = now_ms - slot->epoch_ms;
-	in.joins = value_joins(slot, v);
+	in.joins = guard_slot_joins(slot, v);
 	field = shardid_rule_field(&in);
 	if (unlikely(field > slot->fence_early))
 		return GUARD_SLOW;		/* the fence first, or SHARDID_RULE_WAIT */
 	return field;
-}
-
-/*
- * Issue field: the slot's state after it, with its mutex held.  A new
- * field starts its bitmap with the value's bit, without reading it; the
- * same field sets the bit in its word.
- */
-static inline void
-commit(GuardSlot *slot, int64 field, const GuardValue *v)
-{
-	/* never back, and never a field's ten bits twice */
-	Assert(field >= slot->last);
-	Assert(field != slot->last || value_joins(slot, v));
-	if (field != slot->last)
-	{
-		slot->last = field;
-		slot->last_block = v->block;
-		slot->taken_words = v->wbit;
-		slot->taken[v->word] = v->bit;
-	}
-	else if (slot->taken_words & v->wbit)
-		slot->taken[v->word] |= v->bit;
-	else
-	{
-		slot->taken_words |= v->wbit;
-		slot->taken[v->word] = v->bit;
-	}
-	slot->counters.issued++;
 }
 
 /*
@@ -365,7 +229,7 @@ decide(GuardSlot *slot, uint64 key, Oid seqid, const GuardValue *v, int64 now_ms
 
 	if (guard_slot_key_word(slot) != key)
 		return STEP_EVICTED;
-	if ((slot->flags & GUARD_SLOT_STALE) && !slot_sync(slot))
+	if ((slot->flags & GUARD_SLOT_STALE) && !guard_slot_sync(slot))
 		return STEP_LOAD;
 	d->epoch_ms = slot->epoch_ms;
 	if (requested_epoch != SHARDID_EPOCH_OF_DATABASE)
@@ -377,17 +241,12 @@ decide(GuardSlot *slot, uint64 key, Oid seqid, const GuardValue *v, int64 now_ms
 		d->epoch_ms = requested_epoch;
 	}
 	if (v->block > slot->seq_hi)
-	{
-		if (v->block > slot->seq_hi + slot->hi_cached)
-			slot_moved(slot, v->block);
-		else
-			slot->seq_hi = v->block;
-	}
+		guard_slot_seen(slot, v->block);
 
 	now = now_ms - d->epoch_ms;
 	in.last = slot->last;
 	in.now = now;
-	in.joins = value_joins(slot, v);
+	in.joins = guard_slot_joins(slot, v);
 	field = shardid_rule_field(&in);
 	d->field = field;
 	if (field == SHARDID_RULE_WAIT)
@@ -403,12 +262,8 @@ decide(GuardSlot *slot, uint64 key, Oid seqid, const GuardValue *v, int64 now_ms
 
 		if (field > slot->fence && field > own)
 			return field > SHARDID_MAX_TIME_MS ? STEP_HORIZON : STEP_ADVANCE;
-		if (field > own - shardid_fence_refresh &&
-			!(slot->flags & GUARD_SLOT_WRITING))
-		{
-			slot->flags |= GUARD_SLOT_WRITING;
+		if (field > own - shardid_fence_refresh && guard_slot_claim_early(slot))
 			return STEP_ISSUE_WRITE;
-		}
 	}
 	return STEP_ISSUE;
 }
@@ -524,8 +379,7 @@ guard_next_slow(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 		step = decide(slot, key, seqid, &v, now_ms, requested_epoch, &d);
 		if (step == STEP_ISSUE || step == STEP_ISSUE_WRITE)
 		{
-			commit(slot, d.field, &v);
-			slot->flags &= ~GUARD_SLOT_START;
+			guard_slot_issue(slot, d.field, &v);
 			/* each call counts once, by the gravest of its waits */
 			slot->counters.exhausted_waits += waited == WAITED_EXHAUSTED;
 			slot->counters.clock_waits += waited == WAITED_CLOCK;
@@ -599,7 +453,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 now_ms)
 	SpinLockAcquire(&slot->mutex);
 	field = decide_fast(slot, entry->key, &v, now_ms);
 	if (likely(field != GUARD_SLOW))
-		commit(slot, field, &v);
+		guard_slot_issue_usual(slot, field, &v);
 	SpinLockRelease(&slot->mutex);
 
 	if (likely(field != GUARD_SLOW))

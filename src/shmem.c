@@ -48,6 +48,7 @@
 #include "report.h"
 #include "rule.h"
 #include "shmem.h"
+#include "slot.h"
 #include "state.h"
 
 typedef struct GuardHashEntry
@@ -113,42 +114,6 @@ ghost_of(const GuardKey *key)
 	uint32		h = hash_bytes((const unsigned char *) key, sizeof(GuardKey));
 
 	return &shardid_shared->ghosts[h % (uint32) ghost_count()];
-}
-
-/*
- * Remember what an evicted slot knew of its sequence (the caller holds
- * shared->lock exclusively and has the slot's fields).
- */
-static void
-ghost_keep(const GuardSlot *slot)
-{
-	GuardGhost *g = ghost_of(&slot->key);
-
-	/*
-	 * The ghost keeps the slot's last field, its start or the last field
-	 * it issued, whichever is later: a slot that started at its sequence's
-	 * value (a restore, a new database fence) and was evicted before its
-	 * first ID must come back at that start, not at no start at all (the
-	 * model of the protocol found the duplicate: test/model, its mutation
-	 * MUT_GHOST_NO_START).
-	 */
-	if (slot->written >= 0)
-	{
-		g->key = slot->key;
-		g->written = slot->written;
-		g->fence = slot->fence;
-		g->issued = slot->last;
-		g->seq_hi = slot->seq_hi;
-	}
-	else if (slot->ghost_written >= 0)
-	{
-		/* evicted before its first call: the ghost it was given */
-		g->key = slot->key;
-		g->written = slot->ghost_written;
-		g->fence = slot->ghost_fence;
-		g->issued = Max(slot->last, slot->ghost_issued);
-		g->seq_hi = slot->ghost_seq_hi;
-	}
 }
 
 void
@@ -277,15 +242,9 @@ shardid_shmem_startup(void)
 		{
 			GuardSlot  *slot = &shared->slots[slot_create(&loaded[i].saved.key)];
 
-			slot->counters = loaded[i].saved.counters;
-			slot->saved_last_ms = loaded[i].saved.last_issued_ms;
-			if (loaded[i].has_position)
-			{
-				/* shardid 1.0's own state, an ID's position: see state.c */
-				slot->last = loaded[i].last;
-				slot->last_block = loaded[i].last_block;
-				slot->flags &= ~GUARD_SLOT_START;
-			}
+			guard_slot_restore(slot, &loaded[i].saved.counters,
+							   loaded[i].saved.last_issued_ms, loaded[i].has_position,
+							   loaded[i].last, loaded[i].last_block);
 		}
 		if (loaded)
 			pfree(loaded);
@@ -443,11 +402,9 @@ db_find_or_create(Oid dbid)
 			drop = slot->in_use && slot->dbno == victim;
 			if (drop)
 			{
-				slot->in_use = false;
 				old = slot->key;
-				ghost_keep(slot);
-				memset(&slot->key, 0, sizeof(GuardKey));
 				counters_add(&shared->evicted, &slot->counters);
+				guard_slot_end(slot, ghost_of(&old));
 			}
 			SpinLockRelease(&slot->mutex);
 			if (drop)
@@ -487,11 +444,6 @@ db_find_or_create(Oid dbid)
 }
 
 /*
- * Hand out a slot for key and return its number; the caller holds
- * shared->lock exclusively (or is the postmaster at startup) and has
- * checked that key has none.
- */
-/*
  * The slot to hand out: a free one, or the one that issued least recently,
  * emptied, its last field raising its database's floor and what it knew
  * of its sequence kept as a ghost.  The caller holds shared->lock
@@ -524,10 +476,8 @@ slot_take(void)
 		GuardKey	old = slot->key;
 		int64		old_last = guard_slot_issued(slot);
 
-		ghost_keep(slot);
-		slot->in_use = false;
-		memset(&slot->key, 0, sizeof(GuardKey));
 		counters_add(&shared->evicted, &slot->counters);
+		guard_slot_end(slot, ghost_of(&old));
 		SpinLockRelease(&slot->mutex);
 
 		SpinLockAcquire(&old_db->mutex);
@@ -543,60 +493,6 @@ slot_take(void)
 }
 
 /*
- * A new slot starts where its database's slots start, and after every
- * field its evicted slots used; the first value it is given tells it
- * where its sequence's own fence stands (seq_hi says it knows nothing of
- * the sequence yet, and the fence says nothing of it is durable), with
- * the ghost of an earlier slot of the same key, if there is one.  Its
- * first call looks at the database entry (STALE), which may not have
- * read its fence yet.  guard.c raises it again if the database's start
- * rises.
- */
-static void
-slot_init(GuardSlot *slot, const GuardKey *key, int dbno, GuardDb *db)
-{
-	GuardGhost *g = ghost_of(key);
-
-	SpinLockAcquire(&slot->mutex);
-	slot->key = *key;
-	slot->dbno = dbno;
-	slot->db = db;
-	slot->flags = GUARD_SLOT_START | GUARD_SLOT_STALE;
-	slot->issued = GUARD_NEVER;
-	slot->saved_last_ms = GUARD_NEVER;
-	slot->last = -1;
-	slot->last_block = SHARDID_NO_BLOCK;
-	SpinLockAcquire(&db->mutex);
-	slot->epoch_ms = db->epoch;
-	slot->db_reach = db->start_reach;
-	guard_slot_start_at(slot, Max(db->start, db->floor), db->start_reach);
-	SpinLockRelease(&db->mutex);
-	guard_slot_set_fence(slot, -1, 1);
-	slot->seq_fence = -1;
-	slot->written = -1;
-	slot->writing = -1;
-	slot->seq_hi = GUARD_SEQ_HI_NONE;
-	slot->hi_cached = 4;
-	slot->ghost_written = -1;
-	slot->ghost_fence = -1;
-	slot->ghost_issued = GUARD_NEVER;
-	slot->ghost_seq_hi = GUARD_SEQ_HI_NONE;
-	if (memcmp(&g->key, key, sizeof(GuardKey)) == 0)
-	{
-		slot->ghost_written = g->written;
-		slot->ghost_fence = g->fence;
-		slot->ghost_issued = g->issued;
-		slot->ghost_seq_hi = g->seq_hi;
-		memset(g, 0, sizeof(GuardGhost));
-	}
-	slot->taken_words = 0;
-	memset(&slot->counters, 0, sizeof(GuardCounters));
-	slot->fence_writes = 0;
-	slot->in_use = true;
-	SpinLockRelease(&slot->mutex);
-}
-
-/*
  * Hand out a slot for key and return its number; the caller holds
  * shared->lock exclusively (or is the postmaster at startup) and has
  * checked that key has none.
@@ -608,6 +504,7 @@ slot_create(const GuardKey *key)
 	GuardHashEntry *hentry;
 	int			dbno = db_find_or_create(key->dbid);
 	int			slotno = slot_take();
+	GuardGhost *ghost;
 
 	/* the entry just freed, if any, makes room */
 	hentry = hash_search(guard_htab, key, HASH_ENTER_NULL, NULL);
@@ -616,7 +513,9 @@ slot_create(const GuardKey *key)
 			 shared->slot_count, shardid_max_sequences);
 	hentry->slotno = slotno;
 	shared->dbs[dbno].nslots++;
-	slot_init(&shared->slots[slotno], key, dbno, &shared->dbs[dbno]);
+	ghost = ghost_of(key);
+	guard_slot_begin(&shared->slots[slotno], key, dbno, &shared->dbs[dbno],
+					 memcmp(&ghost->key, key, sizeof(GuardKey)) == 0 ? ghost : NULL);
 	return slotno;
 }
 
@@ -788,14 +687,8 @@ shardid_db_lower(GuardDb *db, int64 field)
 			GuardSlot  *slot = &shared->slots[i];
 
 			SpinLockAcquire(&slot->mutex);
-			if (slot->in_use && slot->dbno == dbno && slot->last > target)
-			{
-				slot->last = target;
-				slot->last_block = SHARDID_NO_BLOCK;
-			}
-			/* no ID past the lowered cover before a new one is durable */
-			if (slot->in_use && slot->dbno == dbno && slot->fence > target)
-				guard_slot_set_fence(slot, target, slot->fence - slot->fence_early);
+			if (slot->in_use && slot->dbno == dbno)
+				guard_slot_lower_cover(slot, target);
 			SpinLockRelease(&slot->mutex);
 		}
 		SpinLockAcquire(&db->mutex);
@@ -830,21 +723,7 @@ shardid_slot_lower(Oid seqid, int64 field)
 
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use && guard_slot_key_word(slot) == guard_key_word(key.dbid, key.seqid))
-		{
-			/* never below an ID this server issued from it */
-			target = Max(target, guard_slot_issued(slot));
-			if (slot->last > target)
-			{
-				slot->last = target;
-				slot->last_block = SHARDID_NO_BLOCK;
-			}
-			guard_slot_set_fence(slot, Min(slot->fence, target),
-								 slot->fence - slot->fence_early);
-			slot->seq_fence = Min(slot->seq_fence, target);
-			slot->written = Min(slot->written, target);
-			slot->writing = Min(slot->writing, target);
-			slot->seq_hi = Min(slot->seq_hi, target + 1);
-		}
+			target = guard_slot_lower(slot, target);
 		SpinLockRelease(&slot->mutex);
 	}
 	LWLockRelease(shared->lock);
@@ -865,7 +744,7 @@ shardid_db_touch(GuardDb *db)
 
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use && slot->dbno == dbno)
-			slot->flags |= GUARD_SLOT_STALE;
+			guard_slot_stale(slot);
 		SpinLockRelease(&slot->mutex);
 	}
 	LWLockRelease(shared->lock);
@@ -895,14 +774,7 @@ shardid_slots_forget_fence(const Oid *seqids, int n)
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use &&
 			guard_slot_key_word(slot) == guard_key_word(key.dbid, key.seqid))
-		{
-			guard_slot_set_fence(slot, Min(slot->fence, slot->last),
-								 slot->fence - slot->fence_early);
-			slot->seq_fence = -1;
-			slot->written = -1;
-			slot->writing = -1;
-			slot->flags &= ~GUARD_SLOT_WRITING;
-		}
+			guard_slot_forget_fence(slot);
 		SpinLockRelease(&slot->mutex);
 	}
 	LWLockRelease(shared->lock);
@@ -959,7 +831,7 @@ shardid_slot_wrote(Oid seqid, int64 fence)
 		SpinLockAcquire(&slot->mutex);
 		if (slot->in_use &&
 			guard_slot_key_word(slot) == guard_key_word(key.dbid, key.seqid))
-			slot->writing = Max(slot->writing, fence);
+			guard_slot_writing(slot, fence);
 		SpinLockRelease(&slot->mutex);
 	}
 	LWLockRelease(shared->lock);

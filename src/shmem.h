@@ -83,6 +83,10 @@ struct GuardDb;
 									 * again before the next ID */
 #define GUARD_SLOT_EPOCH_FREE 0x08	/* shardid 1.1 there: each call's epoch */
 
+/*
+ * A guard slot: where one (database, sequence)'s IDs stand.  Its state
+ * changes through slot.h's transitions alone, under its mutex.
+ */
 typedef struct GuardSlot
 {
 	slock_t		mutex;
@@ -298,32 +302,6 @@ guard_slot_last_ms(const GuardSlot *slot)
 	int64		issued = guard_slot_issued(slot);
 
 	return issued == GUARD_NEVER ? slot->saved_last_ms : issued + slot->epoch_ms;
-}
-
-/*
- * Move a slot to a start: IDs after it only.  Which ten-bit values the
- * start holds is not known, so none joins it (last_block says no block).
- * The caller holds the slot's mutex.
- */
-static inline void
-guard_slot_start_at(GuardSlot *slot, int64 start, int64 reach)
-{
-	if (start <= slot->last)
-		return;
-	if (!(slot->flags & GUARD_SLOT_START))
-		slot->issued = slot->last;
-	slot->last = start;
-	slot->last_block = SHARDID_NO_BLOCK;
-	slot->start_reach = reach;
-	slot->flags |= GUARD_SLOT_START;
-}
-
-/* Set a slot's fence (its mutex held), and where its early write is due. */
-static inline void
-guard_slot_set_fence(GuardSlot *slot, int64 fence, int64 refresh)
-{
-	slot->fence = fence;
-	slot->fence_early = fence - refresh;
 }
 
 /* The database's published fence, read without a lock. */

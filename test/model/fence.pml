@@ -425,7 +425,7 @@ inline shmem_reset()
 	i1 = 0
 }
 
-/* guard_slot_start_at (src/shmem.h) */
+/* start_at (src/slot.c) */
 inline start_at(s, start, reach)
 {
 	if
@@ -443,7 +443,7 @@ inline start_at(s, start, reach)
 /* guard_slot_issued (src/shmem.h) */
 #define issued(s) (sst[s] -> siss[s] : slast[s])
 
-/* slot_init (src/shmem.c), after slot_take */
+/* guard_slot_begin (src/slot.c), after slot_take */
 inline slot_init(s)
 {
 	sin[s] = 1;
@@ -473,9 +473,9 @@ inline slot_init(s)
 }
 
 /*
- * slot_take (src/shmem.c) evicting the slot, with ghost_keep.
+ * slot_take (src/shmem.c) evicting the slot, with guard_slot_end (src/slot.c).
  *
- * MUT_GHOST_NO_START: ghost_keep as src/shmem.c had it until the model found
+ * MUT_GHOST_NO_START: the ghost kept as src/shmem.c had it until the model found
  * this, keeping the last field the slot issued, not its start.  A slot that started at its sequence's
  * value (after a restore elsewhere, or DROP and CREATE EXTENSION and a
  * restart, where the database's cover is new), wrote a fence and was
@@ -491,7 +491,7 @@ inline slot_evict(s)
 	:: swr[s] >= 0 ->
 		gin[s] = 1; gw[s] = swr[s]; gf[s] = sfence[s]; gh[s] = shi[s];
 #ifdef MUT_GHOST_NO_START
-		gi[s] = issued(s)	/* ghost_keep as src/shmem.c had it */
+		gi[s] = issued(s)	/* the ghost as src/shmem.c kept it */
 #else
 		gi[s] = slast[s]	/* the start too: see MUT_GHOST_NO_START */
 #endif
@@ -508,7 +508,7 @@ inline slot_evict(s)
 	shi[s] = 0; sgw[s] = 0; sgf[s] = 0; sgi[s] = 0; sgh[s] = 0
 }
 
-/* slot_moved (src/guard.c) */
+/* guard_slot_moved (src/slot.c) */
 inline slot_moved(s, block)
 {
 	t4 = max(max(swr[s], swing[s]), sgw[s]);
@@ -562,7 +562,7 @@ inline issue(b)
 	t1 = hv[b] / K;
 	t2 = hv[b] % K;
 	if :: !sin[hs[b]] -> slot_init(hs[b]) :: else fi;
-	/* slot_sync: the database's start, after a (re)load */
+	/* guard_slot_sync: the database's start, after a (re)load */
 #ifndef MUT_START_BELOW_COVER
 	start_at(hs[b], dbstart, REACH);
 #endif
@@ -574,7 +574,7 @@ inline issue(b)
 		fi
 	:: else
 	fi;
-	ok = (t1 == sblk[hs[b]] && !(stak[hs[b]] & (1 << t2)));	/* value_joins */
+	ok = (t1 == sblk[hs[b]] && !(stak[hs[b]] & (1 << t2)));	/* guard_slot_joins */
 	/* shardid_rule_field */
 	if
 	:: now > slast[hs[b]] -> t3 = now
@@ -662,7 +662,7 @@ inline hand_out(b)
  * published at once, in the step that hands out the ID: the record comes
  * before the ID in WAL order, and no flush or standby wait comes between.
  * (A value that jumped past what the slot knows was seen by issue's
- * slot_moved in this step: nextval gave it, so no move is left here.)
+ * guard_slot_moved in this step: nextval gave it, so no move is left here.)
  * MUT_SETVAL_AFTER_ISSUE: the setval comes after the ID (pc 4: a later
  * step of the backend).
  */

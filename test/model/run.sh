@@ -215,11 +215,29 @@ done
 echo "table: $npoints fault points, $points_missing not at their step"
 table_missing=$((table_missing + points_missing))
 
+# The table's transitions are src/slot.c's: no other file changes a
+# slot's state (an assignment to a field through a pointer named slot,
+# the counters excepted, which decide nothing).
+fields=$(sed -n '/^typedef struct GuardSlot$/,/^} GuardSlot;/p' "$here/src/shmem.h" |
+	awk '$1 == "struct" { $1 = ""; $0 = $0 } $1 != "slock_t" && $1 != "GuardCounters" && $2 ~ /^\*?[a-z_]+(\[.*\])?;$/ { f = $2; sub(/^\*/, "", f); sub(/[[;].*/, "", f); print f }')
+nfields=$(echo $fields | wc -w)
+outside=$(grep -nE "slot->($(echo $fields | tr ' ' '|'))(\[[^]]*\])? *([-+|&]?=[^=]|\+\+|--)|(memset|memcpy)\(&slot->($(echo $fields | tr ' ' '|'))\b" \
+	"$here"/src/*.c "$here"/src/*.h | grep -vE '^[^:]*/src/slot\.[ch]:' || true)
+if [ "$nfields" -lt 10 ]; then
+	echo "  GuardSlot's fields not found in src/shmem.h"
+	table_missing=$((table_missing + 1))
+elif [ -n "$outside" ]; then
+	echo "  a slot's state changed outside src/slot.c:"
+	echo "$outside" | sed "s|^$here/|    |"
+	table_missing=$((table_missing + 1))
+fi
+echo "transitions: $nfields fields of a slot, changed in src/slot.c alone: $([ -z "$outside" ] && [ "$nfields" -ge 10 ] && echo yes || echo no)"
+
 # Model and code in step: say so when the protocol's files changed in a
 # commit after the model's last change (a notice, not a failure: a change
 # may leave the protocol as it was).
 if git -C "$here" rev-parse --git-dir >/dev/null 2>&1; then
-	protocol="src/fence.c src/fence.h src/fence_int.h src/seqio.c src/standby.c src/fence_admin.c src/shmem.c src/shmem.h src/guard.c src/rule.h"
+	protocol="src/fence.c src/fence.h src/fence_int.h src/seqio.c src/standby.c src/fence_admin.c src/shmem.c src/shmem.h src/slot.c src/slot.h src/guard.c src/rule.h"
 	model_commit=$(git -C "$here" log -1 --format=%H -- test/model/fence.pml 2>/dev/null || true)
 	if [ -n "$model_commit" ]; then
 		since=$(git -C "$here" log --max-count=5 --format='%h %s' "$model_commit"..HEAD -- $protocol 2>/dev/null || true)
