@@ -848,24 +848,37 @@ typedef struct SeqWrite
  * seen, so that the value only goes forward.  Always a record of this
  * backend's own, after every record the value depends on, so that one
  * flush of it makes the fence durable.  The sequence's lock is held.
+ *
+ * take: the call takes the setval's value (seq_write_fence), and no
+ * nextval came before it to show the slot a value set with is_called
+ * false, so the stored value is read whatever its is_called; and nothing
+ * is written (w.fence -1) where the value would not go forward past
+ * every value of the sequence or out of its bounds: nextval then says
+ * what it says of such a sequence, and the guard decides on its value.
  */
 static SeqWrite
 seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch,
-				int64 seq_hi, int64 hi_cached)
+				int64 seq_hi, int64 hi_cached, bool take)
 {
 	GuardDb    *db = slot->db;
 	SeqWrite	w;
 	bool		called;
 	int64		value = seq_read(seqid, &called);
-	int64		value_fence = called ? shardid_value_fence(value) : -1;
+	int64		value_fence;
 	int64		now_field = shardid_clock_now_ms() - epoch;
 	int64		target;
+
+	/* a value not yet returned still carries the fence it was set with */
+	if (take && !called)
+		value = seq_read_stored(seqid, &called);
+	called = called || take;
+	value_fence = called ? shardid_value_fence(value) : -1;
 
 	/*
 	 * A value that jumped past what this server knows (a setval, a
 	 * restore while the server runs) is a fence this server did not
-	 * write.  (A value set with is_called false reads as none; nextval
-	 * tells the slot of it.)
+	 * write.  (Where a nextval came first, a value set with is_called
+	 * false reads as none: that nextval told the slot of it.)
 	 */
 	w.moved = called && (value >> SHARDID_SEQ_BITS) > seq_hi + hi_cached;
 	w.moved_fence = value_fence;
@@ -875,6 +888,12 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 						SHARDID_MAX_TIME_MS);
 	target = Min(Max(w.clock_fence, Max(value_fence + 1, seq_hi)),
 				 SHARDID_MAX_TIME_MS);
+	if (take && (Max(value_fence + 1, seq_hi) > target ||
+				 !seq_holds(seqid, (target + 1) << SHARDID_SEQ_BITS)))
+	{
+		w.fence = -1;
+		return w;
+	}
 	w.hi_cached = seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
 	db_reach_written(db, shardid_fence_reach);
 
@@ -889,7 +908,7 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 	if (guard_slot_key_word(slot) == key)
 		guard_slot_writing(slot, target);
 	SpinLockRelease(&slot->mutex);
-	seq_write_fence(seqid, target);
+	seq_write_fence(seqid, target, take);
 	if (is_transactional(seqid))
 		remember_xact_seq(seqid);
 	w.fence = target;
@@ -1030,7 +1049,7 @@ seq_fence_advance_mine(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		return;
 	}
 	started = GetCurrentTimestamp();
-	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
+	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached, false);
 	SHARDID_FAULT("seq_after_insert");
 
 	/*
@@ -1376,10 +1395,15 @@ slot_covered(GuardSlot *slot, uint64 key, int64 cover, bool reread)
  * (seq_fence_advance_mine); in a database without one (shardid 1.0, or
  * the extension dropped), the sequence's fence is flushed and the
  * standbys waited for before it is used, as before the cover.
+ *
+ * take (a required write before the call has a value: guard.c's
+ * shardid_guard_value): the covered path alone, whose setval gives the
+ * call its value, *take (docs/design.md, "One record a call"); false, and
+ * nothing written, where another path or no write is due.
  */
-void
+bool
 shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
-						  int64 epoch, bool required)
+						  int64 epoch, bool required, int64 *take)
 {
 	int64		cover;
 	int64		seq_hi;
@@ -1396,11 +1420,16 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		pending.key = key;
 		state = db_cover(slot->db, field, epoch, required, &cover);
 	}
+	if (take != NULL && state != COVER_HELD)
+	{
+		pending.slot = NULL;
+		return false;
+	}
 	if (state == COVER_MINE)
 	{
 		pending.slot = NULL;
 		seq_fence_advance_mine(slot, key, seqid, field, epoch, required);
-		return;
+		return true;
 	}
 	if (state == COVER_LOAD)
 	{
@@ -1410,7 +1439,7 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 			early_write_off(slot, key);
 		else if (db_is_mine(slot->db))
 			shardid_fence_load(slot->db);
-		return;
+		return true;
 	}
 
 	/*
@@ -1424,9 +1453,17 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 		pending.slot = NULL;
 		if (state == COVER_HELD)
 			slot_covered(slot, key, cover, true);
-		return;
+		return take == NULL;
 	}
-	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached);
+	w = seq_fence_write(slot, key, seqid, field, epoch, seq_hi, hi_cached,
+						take != NULL);
+	if (w.fence < 0)
+	{
+		/* not taken: nothing written */
+		pending.slot = NULL;
+		seq_unlock(seqid);
+		return false;
+	}
 	SHARDID_FAULT("seq_after_insert");
 	if (state == COVER_NONE)
 	{
@@ -1442,6 +1479,9 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	pending.slot = NULL;
 	SHARDID_FAULT("after_publish");
 	seq_unlock(seqid);
+	if (take != NULL)
+		*take = (w.fence + 1) << SHARDID_SEQ_BITS;
+	return true;
 }
 
 /* ----------------------------------------------------------------

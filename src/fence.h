@@ -86,11 +86,15 @@ extern SHARDID_INTERNAL void shardid_fence_load(GuardDb *db);
  * the standbys) before the slot publishes it.  required: an ID at field
  * waits for this, so wait for the locks; otherwise this is the early
  * write that keeps callers from waiting, skipped if another backend is at
- * it.  Every lock and wait here can be cancelled.
+ * it.  Every lock and wait here can be cancelled.  take non-NULL: a
+ * required write before the call has a value, whose setval gives it the
+ * value *take; false if none was written that way (the call takes
+ * nextval's value).  Otherwise true.
  */
-extern SHARDID_INTERNAL void shardid_seq_fence_advance(GuardSlot *slot, uint64 key,
+extern SHARDID_INTERNAL bool shardid_seq_fence_advance(GuardSlot *slot, uint64 key,
 													   Oid seqid, int64 field,
-													   int64 epoch, bool required);
+													   int64 epoch, bool required,
+													   int64 *take);
 
 /*
  * The fence this backend alone may issue seqid's IDs up to in its current

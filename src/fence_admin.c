@@ -205,7 +205,7 @@ shardid_fence_lower_seq(Oid seqid, int64 field)
 	if (shardid_shared)
 		target = shardid_slot_lower(seqid, field);
 	(void) seq_check_carries_fence(seqid, (target + 1) << SHARDID_SEQ_BITS);
-	seq_write_fence(seqid, target);
+	seq_write_fence(seqid, target, false);
 	(void) fence_flush(XactLastRecEnd);
 	seq_unlock(seqid);
 
@@ -421,7 +421,7 @@ seq_carry(Oid seqid, int64 fence)
 	}
 	if (stored < value)
 	{
-		seq_write_fence(seqid, fence);
+		seq_write_fence(seqid, fence, false);
 		if (shardid_shared)
 			shardid_slot_wrote(seqid, fence);
 	}

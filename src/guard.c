@@ -22,7 +22,9 @@
  * server made it durable; an ID within a quarter of the lead of it has
  * the fence written after it, and an ID past it waits for the write.  A
  * new slot, and one whose sequence's value jumped past what the slot knew,
- * starts after the fence the value carries.
+ * starts after the fence the value carries.  A call whose clock is past
+ * its slot's fence writes it before it has a value, and takes the
+ * value of that setval (shardid_guard_value): one record a call.
  *
  * Each call decides, then acts.  Under the slot's spinlock one decision
  * (decide) reads the slot and returns one step: issue this field (and
@@ -40,8 +42,12 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "access/xact.h"
 #include "commands/dbcommands.h"
+#include "commands/sequence.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 
 #include "citus.h"
@@ -57,21 +63,9 @@
 /* Settings */
 int			shardid_max_clock_regression = 1000;
 
-/*
- * Backend-local memory of the slot each sequence uses, indexed by the
- * sequence's OID (a backend serves one database), with the slot's key.
- * Only a hint: the slot's key is checked under its mutex.
- */
-#define GUARD_CACHE_SIZE 64
-
-typedef struct GuardCacheEntry
-{
-	Oid			seqid;
-	uint64		key;
-	GuardSlot  *slot;
-} GuardCacheEntry;
-
-static GuardCacheEntry guard_cache[GUARD_CACHE_SIZE];
+/* Backend-local memory of the slot each sequence uses: see guard.h. */
+GuardCacheEntry shardid_guard_cache[GUARD_CACHE_SIZE];
+#define guard_cache shardid_guard_cache
 
 /* What a call does next: see decide(). */
 typedef enum GuardStep
@@ -132,6 +126,7 @@ cache_fill(GuardCacheEntry *entry, Oid seqid)
 
 	entry->slot = &shardid_shared->slots[slotno];
 	entry->key = guard_key_word(MyDatabaseId, seqid);
+	entry->due_ms = INT64_MIN;
 	entry->seqid = seqid;
 }
 
@@ -392,7 +387,7 @@ guard_next_slow(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 			case STEP_ISSUE:
 				return shardid_id_from_field(d.field, shard, (int32) v.v10);
 			case STEP_ISSUE_WRITE:
-				shardid_seq_fence_advance(slot, key, seqid, d.field, d.epoch_ms, false);
+				(void) shardid_seq_fence_advance(slot, key, seqid, d.field, d.epoch_ms, false, NULL);
 				return shardid_id_from_field(d.field, shard, (int32) v.v10);
 			case STEP_WAIT:
 				waited = Max(waited,
@@ -404,7 +399,7 @@ guard_next_slow(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 				report_refusal(seqid, &d, now_ms);
 				break;
 			case STEP_ADVANCE:
-				shardid_seq_fence_advance(slot, key, seqid, d.field, d.epoch_ms, true);
+				(void) shardid_seq_fence_advance(slot, key, seqid, d.field, d.epoch_ms, true, NULL);
 				break;
 			case STEP_LOAD:
 				shardid_fence_load(slot->db);
@@ -459,6 +454,51 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 now_ms)
 	if (likely(field != GUARD_SLOW))
 		return shardid_id_from_field(field, shard, (int32) v.v10);
 	return guard_next_slow(seqid, shard, value, SHARDID_EPOCH_OF_DATABASE);
+}
+
+/*
+ * The value of a call that may have to write its sequence's fence first
+ * (shardid_guard_due): where the clock is past its slot's fence, the
+ * write's setval gives the call its value (shardid_seq_fence_advance's
+ * take), one record where nextval and then the setval made two
+ * (docs/design.md, "One record a call"); else nextval's.  Only as the
+ * guard would take a required write before any value: the slot is the
+ * sequence's and not at a start or stale, the clock is past its fence
+ * (so past its last) and not past the horizon, and the caller may call
+ * nextval here (its rights, not in a read-only or parallel transaction:
+ * else nextval says why not).  The guard then decides on the value as on
+ * nextval's.  Remembers the slot's fence as when the next call is due.
+ */
+int64
+shardid_guard_value(Oid seqid, int64 now_ms)
+{
+	GuardCacheEntry *entry = &guard_cache[seqid % GUARD_CACHE_SIZE];
+	GuardSlot  *slot;
+	int64		epoch_ms;
+	int64		field;
+	int64		value;
+	bool		first;
+
+	if (XactReadOnly || IsInParallelMode() ||
+		pg_class_aclcheck(seqid, GetUserId(), ACL_USAGE | ACL_UPDATE) != ACLCHECK_OK)
+		return nextval_internal(seqid, true);
+	if (entry->seqid != seqid)
+		cache_fill(entry, seqid);
+	slot = entry->slot;
+
+	SpinLockAcquire(&slot->mutex);
+	epoch_ms = slot->epoch_ms;
+	field = now_ms - epoch_ms;
+	first = guard_slot_key_word(slot) == entry->key &&
+		!(slot->flags & (GUARD_SLOT_START | GUARD_SLOT_STALE));
+	entry->due_ms = first ? slot->fence + epoch_ms : INT64_MIN;
+	first = first && field > slot->fence && field <= SHARDID_MAX_TIME_MS;
+	SpinLockRelease(&slot->mutex);
+
+	if (first && shardid_seq_fence_advance(slot, entry->key, seqid, field,
+										   epoch_ms, true, &value))
+		return value;
+	return nextval_internal(seqid, true);
 }
 
 /* A call that names an epoch: always the whole way. */

@@ -24,6 +24,46 @@ extern SHARDID_INTERNAL int shardid_max_clock_regression;
 			shardid_shmem_require(); \
 	} while (0)
 
+/*
+ * Backend-local memory of the slot each sequence uses, indexed by the
+ * sequence's OID (a backend serves one database), with the slot's key,
+ * and the clock (Unix ms) past which a call may have to write the
+ * sequence's fence first (the slot's fence as this backend last saw it,
+ * INT64_MIN if it does not know).  Only a hint: the slot's key and fence
+ * are checked under its mutex.
+ */
+#define GUARD_CACHE_SIZE 64
+
+typedef struct GuardCacheEntry
+{
+	Oid			seqid;
+	uint64		key;
+	GuardSlot  *slot;
+	int64		due_ms;
+} GuardCacheEntry;
+
+extern SHARDID_INTERNAL GuardCacheEntry shardid_guard_cache[GUARD_CACHE_SIZE];
+
+/*
+ * May a call of seqid at now_ms (Unix ms) have to write its sequence's
+ * fence first?  Then its value comes from shardid_guard_value, not from
+ * nextval.
+ */
+static inline bool
+shardid_guard_due(Oid seqid, int64 now_ms)
+{
+	const GuardCacheEntry *entry = &shardid_guard_cache[seqid % GUARD_CACHE_SIZE];
+
+	return entry->seqid != seqid || now_ms > entry->due_ms;
+}
+
+/*
+ * The sequence value for a call of shardid_next that may be due
+ * (shardid_guard_due): the value of its fence's setval where it writes
+ * one first, else nextval's.  The caller has checked the sequence.
+ */
+extern SHARDID_INTERNAL int64 shardid_guard_value(Oid seqid, int64 now_ms);
+
 /* epoch_ms of shardid_guard_next: the database's own epoch */
 #define SHARDID_EPOCH_OF_DATABASE	INT64_MIN
 

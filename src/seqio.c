@@ -17,7 +17,9 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "catalog/dependency.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -213,6 +215,48 @@ seq_read(Oid relid, bool *called)
 	return fcinfo->isnull ? 0 : DatumGetInt64(result);
 }
 
+/*
+ * The value stored in sequence relid and its is_called, whatever that is:
+ * pg_sequence_last_value gives none while is_called is false (a value set
+ * so by a restore, RESTART or the owner, that no nextval has returned
+ * yet).  Read as SELECT last_value, is_called FROM it reads it, by a
+ * scan of its one tuple (its xmin frozen: every snapshot sees it); no
+ * code of anyone's runs.
+ */
+int64
+seq_read_stored(Oid relid, bool *is_called)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tuple = systable_getnext(scan);
+	int64		value;
+
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("sequence \"%s\" has no value", RelationGetRelationName(rel))));
+	value = ((Form_pg_sequence_data) GETSTRUCT(tuple))->last_value;
+	*is_called = ((Form_pg_sequence_data) GETSTRUCT(tuple))->is_called;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return value;
+}
+
+/* Whether sequence seqid may take value: within its MINVALUE and MAXVALUE. */
+bool
+seq_holds(Oid seqid, int64 value)
+{
+	HeapTuple	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seqid));
+	bool		holds;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	holds = value >= ((Form_pg_sequence) GETSTRUCT(tuple))->seqmin &&
+		value <= ((Form_pg_sequence) GETSTRUCT(tuple))->seqmax;
+	ReleaseSysCache(tuple);
+	return holds;
+}
+
 /* The value stored in one of the extension's sequences, or -1 if none. */
 int64
 member_read(Oid relid)
@@ -251,12 +295,15 @@ seq_write(Oid relid, int64 value)
  * (f + 1) << 10, false), so that the next nextval returns the first value
  * of the block after f.  is_called false leaves the session's currval and
  * lastval at the value its own nextval returned, as if the guard had not
- * been there; pg_dump carries it as it is.
+ * been there; pg_dump carries it as it is.  take: setval(seq, (f + 1) <<
+ * 10, true) instead, the value this call takes for its ID, as a nextval
+ * after the setval would have returned it (its session's currval is
+ * then that value, and its lastval what it was).
  */
 void
-seq_write_fence(Oid seqid, int64 f)
+seq_write_fence(Oid seqid, int64 f, bool take)
 {
-	seq_set(seqid, (f + 1) << SHARDID_SEQ_BITS, false);
+	seq_set(seqid, (f + 1) << SHARDID_SEQ_BITS, take);
 }
 
 /* Refuse an unlogged sequence: see fence.h. */

@@ -429,6 +429,25 @@ checked_sequences_invalidate(Datum arg, Oid relid)
 }
 
 /*
+ * The value of a call whose sequence is not checked in this transaction
+ * yet, or whose fence may be due: see shardid_guard_value.
+ */
+static pg_noinline int64
+next_value_due(Oid seqid, int64 now_ms)
+{
+	int64		value;
+
+	if (!sequence_checked(seqid))
+		check_is_logged_sequence(seqid);
+	if (shardid_guard_due(seqid, now_ms))
+		value = shardid_guard_value(seqid, now_ms);
+	else
+		value = nextval_internal(seqid, true);
+	remember_sequence(seqid);
+	return value;
+}
+
+/*
  * shardid_next(shard integer, seq regclass [, epoch timestamptz]) -> bigint
  *
  * A new ID from the wall clock, the shard, and nextval(seq) mod 1024, never
@@ -452,18 +471,15 @@ shardid_next(PG_FUNCTION_ARGS)
 	/*
 	 * The clock first, so that the guard's usual path makes no call: a
 	 * reading a few microseconds old is the same millisecond or the one
-	 * before, never one the value was not taken in.  Then the caller's
-	 * rights: nextval's own USAGE/UPDATE check.
+	 * before, never one the value was not taken in.  Then the value:
+	 * nextval's, with its own USAGE/UPDATE check, or, where the
+	 * sequence's fence is due, its setval's (shardid_guard_value).
 	 */
 	now_ms = shardid_clock_now_ms();
-	if (likely(sequence_checked(seqid)))
+	if (likely(sequence_checked(seqid) && !shardid_guard_due(seqid, now_ms)))
 		value = nextval_internal(seqid, true);
 	else
-	{
-		check_is_logged_sequence(seqid);
-		value = nextval_internal(seqid, true);
-		remember_sequence(seqid);
-	}
+		value = next_value_due(seqid, now_ms);
 	id = shardid_guard_next(seqid, shard, value, now_ms);
 
 	/* an orphaned backend hands out nothing (see report.h) */

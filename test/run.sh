@@ -472,7 +472,7 @@ tap_slow_first="074 066 070 050 072 051 090 052 062 067 100 075 010 053 060 080 
 # upgrade, statistics, public IDs), which --core-tap runs: the rest test
 # SQL, tools and integrations whose server-facing side does not change
 # between the versions the matrix runs them on.
-tap_core="010 020 030 040 063 064 070 071 072 073 074 075 076 077 078 079 080 081 082 083 084 085 095"
+tap_core="010 020 030 040 063 064 070 071 072 073 074 075 076 077 078 079 080 081 082 083 084 085 086 095"
 # The fleet tool's tests against its servers (--tap-groups fleet); every
 # other TAP test is of the integrations group.
 tap_fleet="050 051 052 053 054"

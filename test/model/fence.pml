@@ -689,6 +689,56 @@ inline cover_seq_write(b, s, field)
 }
 #endif
 
+/*
+ * COVER: the call that writes its sequence's fence takes its value from
+ * the setval itself, with no nextval (shardid_guard_value,
+ * shardid_seq_fence_first: setval(seq, v, true), and the guard then
+ * decides on v as on any value): one record per call where a sequence is
+ * called less often than its lead, where a nextval after the setval made
+ * two.  Taken as the guard would take a required write before any value:
+ * the slot in use and not at a start, the clock past its last and its
+ * fence, the cover holding the clock; else the call takes nextval's
+ * value (EV_NEXTVAL).  A value that jumped past what the slot knows is a
+ * move, published with the fence (guard_slot_publish), as a write's is:
+ * the value as stored, whatever its is_called (seq_read_stored: with no
+ * nextval before, one set with is_called false, as a dump sets it, is
+ * seen only so; a review found the C reading none there and writing
+ * over the fence it carried, test/t/086 D).  In C, nothing is taken
+ * where the value would not go forward or out of the sequence's bounds
+ * (the model's values stay within both).
+ * (is_called false, the value left to nextval as well, is no mistake the
+ * model can find: the guard's bitmap keeps the two calls apart, and a
+ * crash or a copy starts after the fence.  A move into a slot in use,
+ * the owner's setval forward, is not an event of the model.)
+ * MUT_FIRST_SETVAL_AFTER: the value taken, its ID decided and the setval
+ * appended after it (a step of its own, as MUT_SETVAL_AFTER_ISSUE's).
+ */
+inline first_write(b, s)
+{
+	if
+	:: val[s] / K > shi[s] + HC ->
+		t5 = fence_of(val[s]); start_at(s, t5, REACH); shi[s] = val[s] / K
+	:: else
+	fi;
+	hs[b] = s;
+#ifdef MUT_FIRST_SETVAL_AFTER
+	t4 = max(now, now) + LEAD;
+	t5 = max(t4, max(fence_of(val[s]) + 1, shi[s]));
+	wf[b] = t5;
+	sfence[s] = max(sfence[s], t5); swr[s] = max(swr[s], t5);
+	swing[s] = max(swing[s], t5); shi[s] = max(shi[s], t5 + 1);
+	hv[b] = (t5 + 1) * K;
+	printf("b%d takes s%d = %d, its setval later, clock %d\n", b, s, hv[b], now);
+	issue(b);
+	pc[b] = 4
+#else
+	cover_seq_write(b, s, now);
+	hv[b] = val[s];
+	val[s]++;
+	printf("b%d takes s%d = %d from the setval, clock %d\n", b, s, hv[b], now)
+#endif
+}
+
 /* ---------------------------------------------------------------- a fence write */
 
 /*
@@ -836,7 +886,7 @@ inline fence_publish(b)
  * IDs, fewer states); a value that needs a fence write first is held
  * through the write (STEP_ADVANCE), and decided again after it.
  */
-#define EV_NEXTVAL(b, s) EV_NEXTVAL_W(b, s, 0) EV_NEXTVAL_W2(b, s)
+#define EV_NEXTVAL(b, s) EV_NEXTVAL_W(b, s, 0) EV_NEXTVAL_W2(b, s) EV_FIRST(b, s)
 #define EV_NEXTVAL_W2(b, s) \
 	:: d_step { s == 0 && !seen && hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && val[s] < VMAX -> watch = 1; \
 		printf("b%d nextval s%d = %d, clock %d\n", b, s, val[s], now); hv[b] = val[s]; hs[b] = s; val[s]++; issue(b); \
@@ -847,6 +897,15 @@ inline fence_publish(b)
 		printf("b%d nextval s%d = %d, clock %d\n", b, s, val[s], now); hv[b] = val[s]; hs[b] = s; val[s]++; issue(b); \
 		if :: hv[b] >= 0 && pc[b] == 0 -> hv[b] = -1; hs[b] = 0; val[s]-- :: else fi; \
 		t1 = 0; t2 = 0; t3 = 0; t4 = 0; t5 = 0 }
+
+#ifdef COVER
+#define EV_FIRST(b, s) \
+	:: d_step { hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && sin[s] && !sst[s] && \
+		now > slast[s] && now > sfence[s] && now <= FMAX && COVERED(now) && nlog < LMAX && val[s] < VMAX - K -> \
+		first_write(b, s); t4 = 0; t5 = 0 }
+#else
+#define EV_FIRST(b, s)
+#endif
 
 #define EV_BACKEND(b) \
 	:: d_step { hv[b] >= 0 && pc[b] == 0 && alive && dbex && dbld -> printf("b%d decides again on %d, clock %d\n", b, hv[b], now); issue(b); t1 = 0; t2 = 0; t3 = 0; t4 = 0; t5 = 0 } \
@@ -874,7 +933,7 @@ inline fence_publish(b)
 #define COMMIT_ENABLED(b) (nflush < nlog)
 #define ABORT_EVENT(b)
 #endif
-#ifdef MUT_SETVAL_AFTER_ISSUE
+#if defined(MUT_SETVAL_AFTER_ISSUE) || defined(MUT_FIRST_SETVAL_AFTER)
 #define LATE_SETVAL(b) \
 	:: d_step { pc[b] == 4 && nlog < LMAX -> val[hs[b]] = (wf[b] + 1) * K; wal_insert(hs[b], val[hs[b]]); \
 		printf("b%d setval s%d late\n", b, hs[b]); wf[b] = 0; pc[b] = 0 }

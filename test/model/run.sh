@@ -96,10 +96,12 @@ declare -A scenario=(
 	[cover-extension]="-DCOVER -DSCENARIO -DNS=1 -DNB=1 -DTMAX=2 -DDISASTERS=1 -DCHAOS=1 -DE_EXT=1 -DE_CRASH=1 -DE_SETBACK=1"
 	[cover-eviction]="-DCOVER -DSCENARIO -DNS=1 -DNB=1 -DTMAX=2 -DDISASTERS=1 -DCHAOS=2 -DE_EVICT=1 -DE_SETBACK=1 -DE_CRASH=1 -DE_RESTORE=1"
 	[cover-crash-dump]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=2 -DCHAOS=0 -DE_CRASH=1 -DE_RESTORE=1"
+	# the clock past a fence: a call takes its value from its fence's setval
+	[cover-first]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=3 -DDISASTERS=1 -DCHAOS=1 -DE_CRASH=1 -DE_RESTORE=1 -DE_SETBACK=1"
 	[cover-committed]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=2 -DCHAOS=0 -DE_CRASH=1 -DE_RESTORE=1 -DEXP_UNCOMMITTED_DUMP -DCOMMITTED_ONLY"
 )
 order=(crash failover failover-sync restore extension eviction lower two-sequences
-	cover-crash cover-failover cover-failover-sync cover-restore cover-extension cover-eviction cover-crash-dump cover-committed)
+	cover-crash cover-failover cover-failover-sync cover-restore cover-extension cover-eviction cover-crash-dump cover-committed cover-first)
 
 model_errors=0
 echo "== the model, exhaustive at the CI bounds"
@@ -134,6 +136,7 @@ mutations=(
 	"MUT_SETVAL_AFTER_ISSUE cover-restore"			# COVER: the sequence's setval after the ID
 	"MUT_COVER_LAG cover-crash"						# COVER: the last write's duration feeds the target
 	"MUT_START_BELOW_COVER cover-crash"				# COVER: a restart's slot starts below D
+	"MUT_FIRST_SETVAL_AFTER cover-first"			# COVER: the value from the setval, its record after the ID
 )
 exposures=(
 	"EXP_NOSEQ restore"					# a table restored without its sequence
