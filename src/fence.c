@@ -870,8 +870,10 @@ seq_fence_write(GuardSlot *slot, uint64 key, Oid seqid, int64 field, int64 epoch
 
 	/* a value not yet returned still carries the fence it was set with */
 	if (take && !called)
-		value = seq_read_stored(seqid, &called);
-	called = called || take;
+	{
+		value = seq_read_stored(seqid);
+		called = true;
+	}
 	value_fence = called ? shardid_value_fence(value) : -1;
 
 	/*

@@ -36,7 +36,7 @@ extern SHARDID_INTERNAL Oid rel_owner(Oid relid);
 extern SHARDID_INTERNAL Oid become_owner(Oid relid, Oid *save_userid,
 										 int *save_sec_context);
 extern SHARDID_INTERNAL int64 seq_read(Oid relid, bool *called);
-extern SHARDID_INTERNAL int64 seq_read_stored(Oid relid, bool *is_called);
+extern SHARDID_INTERNAL int64 seq_read_stored(Oid relid);
 extern SHARDID_INTERNAL bool seq_holds(Oid seqid, int64 value);
 extern SHARDID_INTERNAL int64 member_read(Oid relid);
 extern SHARDID_INTERNAL void seq_write(Oid relid, int64 value);

@@ -65,7 +65,6 @@ int			shardid_max_clock_regression = 1000;
 
 /* Backend-local memory of the slot each sequence uses: see guard.h. */
 GuardCacheEntry shardid_guard_cache[GUARD_CACHE_SIZE];
-#define guard_cache shardid_guard_cache
 
 /* What a call does next: see decide(). */
 typedef enum GuardStep
@@ -347,7 +346,7 @@ value_of(int64 value, GuardValue *v)
 static pg_noinline int64
 guard_next_slow(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 {
-	GuardCacheEntry *entry = &guard_cache[seqid % GUARD_CACHE_SIZE];
+	GuardCacheEntry *entry = shardid_guard_entry(seqid);
 	GuardValue	v;
 	int			waited = 0;
 
@@ -435,7 +434,7 @@ guard_next_slow(Oid seqid, int32 shard, int64 value, int64 requested_epoch)
 int64
 shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 now_ms)
 {
-	GuardCacheEntry *entry = &guard_cache[seqid % GUARD_CACHE_SIZE];
+	GuardCacheEntry *entry = shardid_guard_entry(seqid);
 	GuardValue	v;
 	GuardSlot  *slot;
 	int64		field;
@@ -472,7 +471,7 @@ shardid_guard_next(Oid seqid, int32 shard, int64 value, int64 now_ms)
 int64
 shardid_guard_value(Oid seqid, int64 now_ms)
 {
-	GuardCacheEntry *entry = &guard_cache[seqid % GUARD_CACHE_SIZE];
+	GuardCacheEntry *entry = shardid_guard_entry(seqid);
 	GuardSlot  *slot;
 	int64		epoch_ms;
 	int64		field;

@@ -44,6 +44,13 @@ typedef struct GuardCacheEntry
 
 extern SHARDID_INTERNAL GuardCacheEntry shardid_guard_cache[GUARD_CACHE_SIZE];
 
+/* The cache entry seqid would have. */
+static inline GuardCacheEntry *
+shardid_guard_entry(Oid seqid)
+{
+	return &shardid_guard_cache[seqid % GUARD_CACHE_SIZE];
+}
+
 /*
  * May a call of seqid at now_ms (Unix ms) have to write its sequence's
  * fence first?  Then its value comes from shardid_guard_value, not from
@@ -52,7 +59,7 @@ extern SHARDID_INTERNAL GuardCacheEntry shardid_guard_cache[GUARD_CACHE_SIZE];
 static inline bool
 shardid_guard_due(Oid seqid, int64 now_ms)
 {
-	const GuardCacheEntry *entry = &shardid_guard_cache[seqid % GUARD_CACHE_SIZE];
+	const GuardCacheEntry *entry = shardid_guard_entry(seqid);
 
 	return entry->seqid != seqid || now_ms > entry->due_ms;
 }

@@ -216,7 +216,7 @@ seq_read(Oid relid, bool *called)
 }
 
 /*
- * The value stored in sequence relid and its is_called, whatever that is:
+ * The value stored in sequence relid, whatever its is_called:
  * pg_sequence_last_value gives none while is_called is false (a value set
  * so by a restore, RESTART or the owner, that no nextval has returned
  * yet).  Read as SELECT last_value, is_called FROM it reads it, by a
@@ -224,7 +224,7 @@ seq_read(Oid relid, bool *called)
  * code of anyone's runs.
  */
 int64
-seq_read_stored(Oid relid, bool *is_called)
+seq_read_stored(Oid relid)
 {
 	Relation	rel = table_open(relid, AccessShareLock);
 	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
@@ -236,7 +236,6 @@ seq_read_stored(Oid relid, bool *is_called)
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("sequence \"%s\" has no value", RelationGetRelationName(rel))));
 	value = ((Form_pg_sequence_data) GETSTRUCT(tuple))->last_value;
-	*is_called = ((Form_pg_sequence_data) GETSTRUCT(tuple))->is_called;
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
 	return value;
