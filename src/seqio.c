@@ -219,17 +219,25 @@ seq_read(Oid relid, bool *called)
  * The value stored in sequence relid, whatever its is_called:
  * pg_sequence_last_value gives none while is_called is false (a value set
  * so by a restore, RESTART or the owner, that no nextval has returned
- * yet).  Read as SELECT last_value, is_called FROM it reads it, by a
- * scan of its one tuple (its xmin frozen: every snapshot sees it); no
- * code of anyone's runs.
+ * yet).  Read as SELECT last_value FROM it reads it, by a scan of its one
+ * tuple (its xmin frozen: every snapshot sees it), as its owner in a
+ * security-restricted operation, as seq_read reads it; no code of
+ * anyone's runs, and the caller holds a lock on it already (nextval's).
  */
 int64
 seq_read_stored(Oid relid)
 {
-	Relation	rel = table_open(relid, AccessShareLock);
-	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
-	HeapTuple	tuple = systable_getnext(scan);
+	Oid			save_userid;
+	int			save_sec_context;
+	Relation	rel;
+	SysScanDesc scan;
+	HeapTuple	tuple;
 	int64		value;
+
+	(void) become_owner(relid, &save_userid, &save_sec_context);
+	rel = table_open(relid, AccessShareLock);
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	tuple = systable_getnext(scan);
 
 	if (!HeapTupleIsValid(tuple))
 		ereport(ERROR,
@@ -238,6 +246,7 @@ seq_read_stored(Oid relid)
 	value = ((Form_pg_sequence_data) GETSTRUCT(tuple))->last_value;
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
 	return value;
 }
 
