@@ -512,7 +512,7 @@ tap_order() {
 tap_phase() {
 	local name=$1 jobs=$2 state="" flags started=$SECONDS rc=0
 	shift 2
-	flags="--timer -j $jobs"
+	flags="--timer -j $jobs${SHARDID_PROVE_VERBOSE:+ -v}"
 	if [ -z "$tap_tests" ]; then
 		state=prove-$PG_MAJOR-$name-$(printf '%s\n' "$@" | sort | md5sum | cut -c1-12)
 		rm -f "$work/src-tree/.prove-$name"

@@ -26,6 +26,14 @@
 #   C  kill -9 right after such calls (their setvals flushed by their
 #      commits alone), a restart: no ID repeats, every one later than
 #      the last before.
+#   E  a race, rollbacks and evictions on that path: 4 pgbench clients
+#      call 24 sequences, a shard each (4 of them hot), with 16 slots, a transaction in
+#      four rolled back (its ID recorded after the rollback), so that
+#      calls write their fence at once on one sequence, after a rollback
+#      and after an eviction; no ID repeats, and every sequence carries a
+#      fence at or past every ID it gave.  Then pg_dump -t of the table
+#      and the sequences, restored into another database, with the clock
+#      3 s behind the last ID: the copies issue no dumped ID again.
 
 use strict;
 use warnings;
@@ -182,4 +190,90 @@ is( $node->safe_psql(
 	'41|41|t', 'C: after kill -9 and a restart, no ID repeats and each is later than the last before');
 
 $node->stop;
+
+# --- E: a race, rollbacks and evictions, then a partial dump restored with the clock behind
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $clock = "$tmp/race.faketime";
+my $race = shardid_node('onerecord_race', "shardid.fence_lead = '20ms'",
+	'shardid.max_sequences = 16', "shardid.max_clock_regression = '10s'");
+set_clock($clock, 0);
+start_faked($race, $clock);
+$race->safe_psql('postgres', 'CREATE DATABASE src');
+$race->safe_psql('src',
+	    q{CREATE EXTENSION shardid;
+CREATE TABLE race (id bigint, k int, rb bool NOT NULL DEFAULT false);
+}
+	  . join('', map { "CREATE SEQUENCE r$_;\n" } 0 .. 23));
+my %script = (
+	commit => q{\set r random(0, 47)
+\set k case when :r < 24 then :r else :r % 4 end
+\set s random(0, 8)
+\sleep :s ms
+INSERT INTO race (id, k) VALUES (shardid_next(:k, ('r' || :k)::regclass), :k);
+},
+	rollback => q{\set r random(0, 47)
+\set k case when :r < 24 then :r else :r % 4 end
+\set s random(0, 8)
+\sleep :s ms
+BEGIN;
+SELECT shardid_next(:k, ('r' || :k)::regclass) AS id \gset
+ROLLBACK;
+INSERT INTO race (id, k, rb) VALUES (:id, :k, true);
+});
+for my $name (keys %script)
+{
+	open my $fh, '>', "$tmp/$name.sql" or die "could not write \"$tmp/$name.sql\": $!";
+	print $fh $script{$name};
+	close $fh;
+}
+sub race_load
+{
+	my ($db, $secs, $what) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			'pgbench', '-n', '-c', '4', '-j', '2', '-T', $secs,
+			'-f', "$tmp/commit.sql\@3", '-f', "$tmp/rollback.sql\@1",
+			$race->connstr($db)
+		],
+		'>', \$out, '2>', \$err);
+	ok($ok, "E: $what: pgbench ran to the end without an error") or diag $err;
+}
+race_load('src', 8, 'the race');
+my ($dups, $rows) = duplicates($race, 'race', db => 'src');
+my ($zero, $rolled, $shard) = split /\|/, $race->safe_psql('src',
+	q{SELECT count(*) FILTER (WHERE id & 1023 = 0), count(*) FILTER (WHERE rb),
+	         count(*) FILTER (WHERE shardid_shard(id) <> k) FROM race});
+cmp_ok($rows, '>', 1000, "E: the race issued $rows IDs, $rolled of them rolled back");
+is("$dups|$shard", '0|0', "E: no ID repeats in $rows, each of its sequence's shard");
+cmp_ok($zero, '>', $rows / 10,
+	"E: $zero calls took the value of their fence's setval (the block's first value)");
+my $evictions = $race->safe_psql('src', 'SELECT evictions FROM shardid_stats_info()');
+cmp_ok($evictions, '>', 100, "E: slots were evicted meanwhile ($evictions evictions)");
+my @behind;
+for my $k (0 .. 23)
+{
+	my ($fence, $top) = split /\|/, $race->safe_psql('src',
+		qq{SELECT (SELECT (last_value >> 10) - 1 FROM r$k), max(id >> 23) FROM race WHERE k = $k});
+	push @behind, "r$k ($fence < $top)" if $top ne '' && $fence < $top;
+}
+is("@behind", '', 'E: every sequence carries a fence at or past every ID it gave');
+
+my $dump = "$tmp/race.sql";
+command_ok([ 'pg_dump', '-t', 'race', '-t', 'r[0-9]*', '-f', $dump, '-d', $race->connstr('src') ],
+	'E: pg_dump -t race -t r[0-9]*');
+$race->safe_psql('postgres', 'CREATE DATABASE copy');
+$race->safe_psql('copy', 'CREATE EXTENSION shardid');
+is($race->psql('copy', PostgreSQL::Test::Utils::slurp_file($dump), on_error_stop => 1), 0,
+	'E: the dump restored');
+is($race->safe_psql('copy', 'SELECT count(*) FROM race'), $rows, 'E: the rows came with the dump');
+my $last_s = $race->safe_psql('src',
+	q{SELECT extract(epoch FROM max(shardid_created_at(id))) FROM race});
+ok(defined clock_to($race, $clock, $last_s - 3), 'E: the clock runs 3 s behind the last ID');
+race_load('copy', 6, 'the copy, the clock behind');
+($dups, my $all) = duplicates($race, 'race', db => 'copy');
+cmp_ok($all, '>', $rows + 200, 'E: the copy issued ' . ($all - $rows) . ' IDs more');
+is($dups, 0, "E: no ID of the copy repeats a dumped one, or another ($all IDs)");
+$race->stop;
+
 done_testing();
