@@ -755,7 +755,8 @@ shardid_fence_set(PG_FUNCTION_ARGS)
  * lower the durable fence that sequence seq carries to target's time
  * field, for its owner or a superuser (who may set the sequence anyway),
  * after a clock that ran fast; never below an ID this server issued from
- * it since it started.  Returns the field written.
+ * it since it started while the guard tracks it (one it evicted goes to
+ * target).  Returns the field written.
  */
 Datum
 shardid_sequence_lower(PG_FUNCTION_ARGS)

@@ -68,7 +68,7 @@ BEGIN
 						  top_seq::text, target);
 	END IF;
 
-	-- never below an ID this server issued since it started, either
+	-- never below an ID of a sequence the guard tracks, either
 	lowered := @extschema@.shardid_fence_set(target_field);
 	msg := format('durable fence of database "%s" lowered to time field %s (%s)',
 				  current_database(), lowered,
