@@ -21,7 +21,11 @@
  *   sequence restored elsewhere; DROP EXTENSION and CREATE EXTENSION, in
  *   one transaction or two, committed or rolled back; the owner's setval
  *   back (or RESTART); ALTER SEQUENCE ... SET UNLOGGED; a slot's eviction
- *   (with its ghost and the database's floor); shardid_sequence_lower.
+ *   (with its ghost and the database's floor); shardid_sequence_lower;
+ *   ALTER SEQUENCE that gives the sequence a new file in a backend's
+ *   open transaction, then that transaction's commit or rollback (the
+ *   rollback goes back to the old file, and what was written into the
+ *   new one is lost with it; a dump meanwhile reads the old file).
  *
  * THE INVARIANT
  *   No (time field, low bits) pair of one sequence lineage is handed out
@@ -198,6 +202,13 @@
 #define E_EXT 1
 #endif
 #endif
+#ifndef E_REWRITE
+#ifdef SCENARIO
+#define E_REWRITE 0
+#else
+#define E_REWRITE 1
+#endif
+#endif
 
 #define max(a, b) ((a) > (b) -> (a) : (b))
 #define min(a, b) ((a) < (b) -> (a) : (b))
@@ -283,6 +294,10 @@ bool wmov[NB];			/* the value carried a fence not this server's */
 short wmf[NB];
 short wmb[NB];
 byte wlsn[NB];			/* the end of its records in the log */
+byte rw[NB];			/* 1 + the sequence its open transaction gave a new
+						 * file (ALTER SEQUENCE), or 0 */
+short rwv[NB];			/* that sequence's value in its old file, the
+						 * one a rollback goes back to and a dump reads */
 #ifdef MUT_ROLLBACK_UNDO
 short txs[NB];			/* the sequence whose fence its transaction wrote */
 short txv[NB];			/* that sequence's value before */
@@ -404,6 +419,7 @@ inline shmem_reset()
 	:: i1 < NB ->
 		hv[i1] = -1; hs[i1] = 0; pc[i1] = 0; wf[i1] = 0; wpub[i1] = 0;
 		wlim[i1] = 0; wmov[i1] = 0; wmf[i1] = 0; wmb[i1] = 0; wlsn[i1] = 0;
+		rw[i1] = 0; rwv[i1] = 0;
 #ifdef MUT_ROLLBACK_UNDO
 		txs[i1] = -1; txv[i1] = 0; txd[i1] = 0;
 #endif
@@ -557,6 +573,28 @@ inline slot_moved(s, block)
  * shardid_rule_field and shardid_rule_wait (src/rule.h).  t1: the block,
  * t2: the low bits, t3: the field.
  */
+/*
+ * A sequence given a new file in this backend's open transaction (ALTER
+ * SEQUENCE, TRUNCATE ... RESTART IDENTITY) takes no fence write of it:
+ * a rollback would take the write back with the file, and a dump reads
+ * the old file meanwhile, while the IDs it held are out.  The guard
+ * refuses (55000) an ID its fence does not hold (shardid_seq_fence_advance,
+ * seq_rewritten_in_xact); other backends wait for the ALTER's lock, as
+ * nextval does.  MUT_REWRITE_WRITES: the write goes into the new file.
+ */
+#ifdef MUT_REWRITE_WRITES
+#define MAY_WRITE(b, s) (1)
+#else
+#define MAY_WRITE(b, s) (rw[b] != (s) + 1)
+#endif
+#define REWRITE_REFUSE(b) printf("b%d refused: s%d has a new file in its transaction\n", b, hs[b]); hv[b] = -1
+/* another backend's open transaction gave s a new file: nextval waits */
+#define RW_OTHER(b, s) ((b != 0 && rw[0] == (s) + 1) || (NB > 1 && b != 1 && rw[1 % NB] == (s) + 1) || \
+	(NB > 2 && b != 2 && rw[2 % NB] == (s) + 1))
+/* no other backend holds a value of s or writes its fence */
+#define RW_IDLE(b, s) ((b == 0 || hv[0] < 0 || hs[0] != s) && (NB < 2 || b == 1 || hv[1 % NB] < 0 || hs[1 % NB] != s) && \
+	(NB < 3 || b == 2 || hv[2 % NB] < 0 || hs[2 % NB] != s))
+
 inline issue(b)
 {
 	t1 = hv[b] / K;
@@ -612,15 +650,19 @@ inline issue(b)
 		cover_wait_long = (now == tt && !(t3 <= now + LEAD &&
 			(cpc != 0 || (dbpub < now + REFRESH && dlock == 0))));
 		assert(cover_wait_long == 0)
-	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && nlog < LMAX ->
+	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && !MAY_WRITE(b, hs[b]) ->
+		REWRITE_REFUSE(b)
+	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && MAY_WRITE(b, hs[b]) && nlog < LMAX ->
 		cover_seq_write(b, hs[b], t3);	/* setval, S published: no wait */
 		hand_out(b)
-	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && nlog >= LMAX ->
+	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 > sfence[hs[b]] && MAY_WRITE(b, hs[b]) && nlog >= LMAX ->
 		skip			/* the log's bound in the model: wait */
 	:: t3 >= 0 && t3 <= FMAX && COVERED(t3) && t3 <= sfence[hs[b]] ->
 		hand_out(b)
 #else
-	:: t3 >= 0 && t3 <= FMAX && t3 > sfence[hs[b]] ->
+	:: t3 >= 0 && t3 <= FMAX && t3 > sfence[hs[b]] && !MAY_WRITE(b, hs[b]) ->
+		REWRITE_REFUSE(b)
+	:: t3 >= 0 && t3 <= FMAX && t3 > sfence[hs[b]] && MAY_WRITE(b, hs[b]) ->
 		fence_write(b, hs[b], t3)	/* STEP_ADVANCE */
 	:: t3 >= 0 && t3 <= FMAX && t3 <= sfence[hs[b]] ->
 		hand_out(b)
@@ -886,14 +928,14 @@ inline fence_publish(b)
  * IDs, fewer states); a value that needs a fence write first is held
  * through the write (STEP_ADVANCE), and decided again after it.
  */
-#define EV_NEXTVAL(b, s) EV_NEXTVAL_W(b, s, 0) EV_NEXTVAL_W2(b, s) EV_FIRST(b, s)
+#define EV_NEXTVAL(b, s) EV_NEXTVAL_W(b, s, 0) EV_NEXTVAL_W2(b, s) EV_FIRST(b, s) EV_REWRITE(b, s)
 #define EV_NEXTVAL_W2(b, s) \
-	:: d_step { s == 0 && !seen && hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && val[s] < VMAX -> watch = 1; \
+	:: d_step { s == 0 && !seen && hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && val[s] < VMAX && !RW_OTHER(b, s) -> watch = 1; \
 		printf("b%d nextval s%d = %d, clock %d\n", b, s, val[s], now); hv[b] = val[s]; hs[b] = s; val[s]++; issue(b); \
 		if :: hv[b] >= 0 && pc[b] == 0 -> hv[b] = -1; hs[b] = 0; val[s]-- :: else fi; \
 		t1 = 0; t2 = 0; t3 = 0; t4 = 0; t5 = 0; watch = 0 }
 #define EV_NEXTVAL_W(b, s, w) \
-	:: d_step { hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && val[s] < VMAX -> \
+	:: d_step { hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && val[s] < VMAX && !RW_OTHER(b, s) -> \
 		printf("b%d nextval s%d = %d, clock %d\n", b, s, val[s], now); hv[b] = val[s]; hs[b] = s; val[s]++; issue(b); \
 		if :: hv[b] >= 0 && pc[b] == 0 -> hv[b] = -1; hs[b] = 0; val[s]-- :: else fi; \
 		t1 = 0; t2 = 0; t3 = 0; t4 = 0; t5 = 0 }
@@ -901,11 +943,48 @@ inline fence_publish(b)
 #ifdef COVER
 #define EV_FIRST(b, s) \
 	:: d_step { hv[b] < 0 && pc[b] == 0 && dbex && dbld && alive && may_use(s) && sin[s] && !sst[s] && \
-		now > slast[s] && now > sfence[s] && now <= FMAX && COVERED(now) && nlog < LMAX && val[s] < VMAX - K -> \
+		now > slast[s] && now > sfence[s] && now <= FMAX && COVERED(now) && nlog < LMAX && val[s] < VMAX - K && \
+		!RW_OTHER(b, s) && MAY_WRITE(b, s) -> \
 		first_write(b, s); t4 = 0; t5 = 0 }
 #else
 #define EV_FIRST(b, s)
 #endif
+
+/*
+ * ALTER SEQUENCE s in b's transaction, a new file with the same value
+ * (CACHE, INCREMENT ...: RESTART is the owner's set back, EV_SEQUENCE),
+ * when no other backend holds a value of s (the ALTER's lock waits for
+ * them) and the log is at the standby (so that the old file's value is
+ * durable: the model's log has one object per sequence, not per file);
+ * its commit (the new file is the sequence), or its rollback (the old
+ * file again, what was written into the new one lost; the guard's slot
+ * forgets the fences written in the transaction, F6).
+ */
+#ifdef MUT_REWRITE_WRITES
+#define REWRITE_FORGET(s) if :: sin[s] -> sfence[s] = min(sfence[s], slast[s]) :: else fi
+#else
+#define REWRITE_FORGET(s) skip
+#endif
+#define EV_REWRITE(b, s) \
+	:: d_step { E_REWRITE && ch < CHAOS && rw[b] == 0 && hv[b] < 0 && pc[b] == 0 && dbex && pm && nlog == 0 && \
+		slock[s] == 0 && RW_IDLE(b, s) && !RW_OTHER(b, s) -> \
+		ch++; printf("b%d ALTER SEQUENCE s%d: a new file\n", b, s); rw[b] = s + 1; rwv[b] = val[s] } \
+	:: d_step { rw[b] == s + 1 && hv[b] < 0 && pc[b] == 0 -> printf("b%d commits its ALTER SEQUENCE\n", b); rw[b] = 0; rwv[b] = 0 } \
+	:: d_step { rw[b] == s + 1 && hv[b] < 0 && pc[b] == 0 && nlog == 0 -> \
+		printf("b%d rolls back its ALTER SEQUENCE: s%d = %d again\n", b, s, rwv[b]); \
+		val[s] = rwv[b]; bval[s] = rwv[b]; REWRITE_FORGET(s); rw[b] = 0; rwv[b] = 0 }
+
+/* a crash or a promotion ends an open transaction that gave a sequence a
+ * new file: the sequence is its old file, whose value was durable */
+inline rewrite_crash()
+{
+	i1 = 0;
+	do
+	:: i1 < NB -> if :: rw[i1] > 0 -> val[rw[i1] - 1] = rwv[i1] :: else fi; i1++
+	:: else -> break
+	od;
+	i1 = 0
+}
 
 #define EV_BACKEND(b) \
 	:: d_step { hv[b] >= 0 && pc[b] == 0 && alive && dbex && dbld -> printf("b%d decides again on %d, clock %d\n", b, hv[b], now); issue(b); t1 = 0; t2 = 0; t3 = 0; t4 = 0; t5 = 0 } \
@@ -1029,6 +1108,13 @@ inline restore(s)
 	t1 = 0;
 #else
 	t1 = val[s];
+	/* pg_dump's snapshot sees the committed file */
+	i1 = 0;
+	do
+	:: i1 < NB -> if :: rw[i1] == s + 1 -> t1 = rwv[i1] :: else fi; i1++
+	:: else -> break
+	od;
+	i1 = 0;
 #endif
 #ifdef MUT_ACCEPT_UNLOGGED
 	/* --no-unlogged-table-data: an unlogged sequence's value is not dumped */
@@ -1291,7 +1377,7 @@ init
 
 	/* crash: the log cut at the flush pointer, shared memory gone; the
 	 * restart's clock is the clock's (it may then step back) */
-	:: d_step { E_CRASH && dis < DISASTERS -> printf("CRASH (flushed %d of %d)\n", nflush, nlog); COVER_CUT(nflush); nlog = nflush; wal_replay(nflush); i1 = nflush;
+	:: d_step { E_CRASH && dis < DISASTERS -> printf("CRASH (flushed %d of %d)\n", nflush, nlog); COVER_CUT(nflush); nlog = nflush; wal_replay(nflush); rewrite_crash(); i1 = nflush;
 		do :: i1 < LMAX -> lobj[i1] = 0; lval[i1] = 0; i1++ :: else -> break od;
 		shmem_reset(); pm = 1; restarted = 1; dis++ }
 
@@ -1299,7 +1385,7 @@ init
 	:: d_step { E_PMDIE && ch < CHAOS && pm -> ch++; printf("postmaster dies\n"); pm = 0 }
 
 	/* promotion of the standby: what it received, a new server */
-	:: d_step { E_PROMOTE && dis < DISASTERS -> printf("PROMOTE the standby\n"); COVER_CUT(0); wal_replay(0); nlog = 0; nflush = 0;
+	:: d_step { E_PROMOTE && dis < DISASTERS -> printf("PROMOTE the standby\n"); COVER_CUT(0); wal_replay(0); rewrite_crash(); nlog = 0; nflush = 0;
 		i1 = 0; do :: i1 < LMAX -> lobj[i1] = 0; lval[i1] = 0; i1++ :: else -> break od;
 		shmem_reset(); pm = 1; restarted = 1; dis++ }
 

@@ -98,10 +98,12 @@ declare -A scenario=(
 	[cover-crash-dump]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=2 -DCHAOS=0 -DE_CRASH=1 -DE_RESTORE=1"
 	# the clock past a fence: a call takes its value from its fence's setval
 	[cover-first]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=3 -DDISASTERS=1 -DCHAOS=1 -DE_CRASH=1 -DE_RESTORE=1 -DE_SETBACK=1"
+	# ALTER SEQUENCE in an open transaction: no fence written into its new file
+	[cover-rewrite]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=1 -DCHAOS=1 -DE_REWRITE=1 -DE_RESTORE=1 -DE_CRASH=1"
 	[cover-committed]="-DCOVER -DSCENARIO -DNS=1 -DTMAX=2 -DDISASTERS=2 -DCHAOS=0 -DE_CRASH=1 -DE_RESTORE=1 -DEXP_UNCOMMITTED_DUMP -DCOMMITTED_ONLY"
 )
 order=(crash failover failover-sync restore extension eviction lower two-sequences
-	cover-crash cover-failover cover-failover-sync cover-restore cover-extension cover-eviction cover-crash-dump cover-committed cover-first)
+	cover-crash cover-failover cover-failover-sync cover-restore cover-extension cover-eviction cover-crash-dump cover-committed cover-first cover-rewrite)
 
 model_errors=0
 echo "== the model, exhaustive at the CI bounds"
@@ -137,6 +139,7 @@ mutations=(
 	"MUT_COVER_LAG cover-crash"						# COVER: the last write's duration feeds the target
 	"MUT_START_BELOW_COVER cover-crash"				# COVER: a restart's slot starts below D
 	"MUT_FIRST_SETVAL_AFTER cover-first"			# COVER: the value from the setval, its record after the ID
+	"MUT_REWRITE_WRITES cover-rewrite"				# COVER: a fence written into a file a rollback drops
 )
 exposures=(
 	"EXP_NOSEQ restore"					# a table restored without its sequence
