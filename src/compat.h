@@ -72,13 +72,15 @@
 #endif
 
 /*
- * PostgreSQL 16 renamed the relcache field that says a relation got a new
+ * PostgreSQL 16 renamed the relcache fields that say a relation got a new
  * file in the current transaction (relfilenode became relfilelocator).
  */
 #if PG_VERSION_NUM >= 160000
 #define SHARDID_RD_FIRST_NEW_FILE_SUBID	rd_firstRelfilelocatorSubid
+#define SHARDID_RD_NEW_FILE_SUBID	rd_newRelfilelocatorSubid
 #else
 #define SHARDID_RD_FIRST_NEW_FILE_SUBID	rd_firstRelfilenodeSubid
+#define SHARDID_RD_NEW_FILE_SUBID	rd_newRelfilenodeSubid
 #endif
 
 /* PostgreSQL 18 added instrumentation to index_beginscan(). */

@@ -1402,6 +1402,11 @@ slot_covered(GuardSlot *slot, uint64 key, int64 cover, bool reread)
  * shardid_guard_value): the covered path alone, whose setval gives the
  * call its value, *take (docs/design.md, "One record a call"); false, and
  * nothing written, where another path or no write is due.
+ *
+ * No fence is written into a sequence that this transaction gave a new
+ * file (seq_rewritten_in_xact): a rollback would take it back while the
+ * IDs it covered are out, and a dump reads the old file meanwhile.  An ID
+ * past the fence it has is refused (55000) until the transaction ends.
  */
 bool
 shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
@@ -1413,6 +1418,22 @@ shardid_seq_fence_advance(GuardSlot *slot, uint64 key, Oid seqid, int64 field,
 	SeqWrite	w;
 	CoverState	state;
 
+	if (seq_rewritten_in_xact(seqid))
+	{
+		if (take != NULL)
+			return false;
+		if (!required)
+		{
+			early_write_off(slot, key);
+			return true;
+		}
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("cannot issue an ID past the fence of sequence \"%s\" in the transaction that altered it",
+						get_rel_name(seqid)),
+				 errdetail("A change to the sequence in this transaction (ALTER SEQUENCE, TRUNCATE ... RESTART IDENTITY) gave it a new file: a rollback would take back a fence written into it, while the IDs it covers are out."),
+				 errhint("Commit the change to the sequence, then take its IDs.")));
+	}
 	if (reload_at_xact_end && OidIsValid(fence_relid()) &&
 		is_transactional(fence_relid()))
 		state = COVER_MINE;

@@ -32,6 +32,7 @@ extern SHARDID_INTERNAL Oid member(int i);
 
 /* seqio.c: a sequence read and written as its owner */
 extern SHARDID_INTERNAL bool is_transactional(Oid relid);
+extern SHARDID_INTERNAL bool seq_rewritten_in_xact(Oid relid);
 extern SHARDID_INTERNAL Oid rel_owner(Oid relid);
 extern SHARDID_INTERNAL Oid become_owner(Oid relid, Oid *save_userid,
 										 int *save_sec_context);

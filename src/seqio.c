@@ -159,6 +159,33 @@ is_transactional(Oid relid)
 	return result;
 }
 
+/*
+ * Did the current transaction give relid a new file that a rollback takes
+ * back while the relation stays?  ALTER SEQUENCE and TRUNCATE ... RESTART
+ * IDENTITY do, to a sequence made before the subtransaction that changes
+ * it: what is written into the new file goes with it, and other sessions
+ * (pg_dump) read the old one meanwhile (docs/design.md, "A sequence
+ * altered in an open transaction").  Not so where every new file of it
+ * is as old as the sequence itself (made and changed in one
+ * subtransaction): a rollback takes it whole.  The relcache forgets the
+ * latest change's subtransaction after a savepoint's rollback (rel.h):
+ * then it is taken for a change in an open savepoint.
+ */
+bool
+seq_rewritten_in_xact(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		result;
+
+	if (!RelationIsValid(rel))
+		return false;
+	result = rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != InvalidSubTransactionId &&
+		(rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != rel->rd_createSubid ||
+		 rel->SHARDID_RD_NEW_FILE_SUBID != rel->rd_createSubid);
+	RelationClose(rel);
+	return result;
+}
+
 /* ----------------------------------------------------------------
  * Reading and writing a sequence, as its owner
  * ----------------------------------------------------------------

@@ -26,6 +26,17 @@
 #   C  kill -9 right after such calls (their setvals flushed by their
 #      commits alone), a restart: no ID repeats, every one later than
 #      the last before.
+#   F  a sequence altered in an open transaction (ALTER SEQUENCE, TRUNCATE
+#      ... RESTART IDENTITY: a new file, which a rollback drops and which
+#      pg_dump does not read until the commit) takes no fence write: an
+#      ID past its fence is refused with 55000 in that transaction, so
+#      that none depends on a fence a rollback takes back (helper-26's
+#      case: 400 IDs from a savepoint rolled back after an ALTER, then
+#      pg_dump -t, repeated by the copy); after the commit, after a
+#      rollback to a savepoint before the ALTER, and for a sequence made
+#      and altered at one level of the same transaction, calls go on as
+#      before; one made in it and altered again in an open savepoint is
+#      refused (a review found it let through).
 #   E  a race, rollbacks and evictions on that path: 4 pgbench clients
 #      call 24 sequences, a shard each (4 of them hot), with 16 slots, a transaction in
 #      four rolled back (its ID recorded after the rollback), so that
@@ -170,6 +181,59 @@ $e = sql_outcome($node, 'postgres', q{SELECT pg_sleep(0.06); SELECT shardid_next
 is($e->{code}, '55000', "D: a sequence set past the horizon: refused ($e->{message})");
 is($node->safe_psql('postgres', q{SELECT last_value >= 4611686018427387904 FROM d_far}),
 	't', 'D: past the horizon: the sequence not set back');
+
+# --- F: a sequence altered in an open transaction
+$node->safe_psql('postgres', q{CREATE SEQUENCE f; CREATE TABLE tr (id bigint); CREATE SEQUENCE tq OWNED BY tr.id;
+SELECT shardid_next(1, 'f'), shardid_next(2, 'tq')});
+my $f_before = $node->safe_psql('postgres', q{SELECT last_value FROM f});
+$e = sql_outcome($node, 'postgres', q{
+DO $$
+DECLARE
+	ids bigint[] := '{}';
+BEGIN
+	BEGIN
+		ALTER SEQUENCE f CACHE 1;
+		FOR i IN 1..40 LOOP
+			ids := ids || shardid_next(1, 'f');
+			PERFORM pg_sleep(0.01);
+		END LOOP;
+		RAISE EXCEPTION 'undo';
+	EXCEPTION WHEN raise_exception THEN NULL;
+	END;
+	INSERT INTO ids (id) SELECT unnest(ids);
+END $$;});
+is($e->{code}, '55000',
+	"F: IDs past the fence after an ALTER SEQUENCE in a savepoint: refused ($e->{message})");
+like($e->{hint} // '', qr/Commit the change to the sequence/, 'F: the hint says to commit the change first');
+is($node->safe_psql('postgres', q{SELECT last_value FROM f}), $f_before,
+	'F: nothing was written into the sequence');
+for my $case (
+	[ 'ALTER SEQUENCE', q{ALTER SEQUENCE f INCREMENT 1}, 'f', 1 ],
+	[ 'TRUNCATE ... RESTART IDENTITY', q{TRUNCATE tr RESTART IDENTITY}, 'tq', 2 ])
+{
+	my ($what, $sql, $seq, $shard) = @$case;
+	$e = sql_outcome($node, 'postgres',
+		qq{BEGIN; $sql; SELECT pg_sleep(0.06); SELECT shardid_next($shard, '$seq'); COMMIT;});
+	is($e->{code}, '55000', "F: $what, then a call past the fence in that transaction: 55000");
+}
+is( $node->safe_psql(
+		'postgres', q{
+BEGIN; ALTER SEQUENCE f CACHE 1; COMMIT;
+SELECT pg_sleep(0.06); SELECT shardid_next(1, 'f') > 0;
+BEGIN; SAVEPOINT a; ALTER SEQUENCE f CACHE 1; ROLLBACK TO a; SELECT pg_sleep(0.06); SELECT shardid_next(1, 'f') > 0; COMMIT;
+BEGIN; CREATE SEQUENCE g; ALTER SEQUENCE g CACHE 1; SELECT shardid_next(3, 'g') > 0; SELECT pg_sleep(0.06); SELECT shardid_next(3, 'g') > 0; COMMIT;}),
+	"\nt\n\nt\nt\n\nt",
+	'F: after the commit, after a rollback to before the ALTER, and for a sequence made in the transaction: IDs as before');
+$e = sql_outcome($node, 'postgres', q{
+BEGIN; CREATE SEQUENCE h; ALTER SEQUENCE h CACHE 1; SELECT shardid_next(4, 'h');
+SAVEPOINT b; ALTER SEQUENCE h CACHE 1; SELECT pg_sleep(0.06); SELECT shardid_next(4, 'h'); COMMIT;});
+is($e->{code}, '55000',
+	'F: a sequence made in the transaction and altered again in a savepoint: 55000 past its fence (review)');
+is( $node->safe_psql(
+		'postgres', q{
+BEGIN; CREATE SEQUENCE h2; ALTER SEQUENCE h2 CACHE 1; SAVEPOINT b; ALTER SEQUENCE h2 CACHE 1; RELEASE b;
+SELECT pg_sleep(0.06); SELECT shardid_next(4, 'h2') > 0; COMMIT;}),
+	"\nt", 'F: once that savepoint is released, IDs as before');
 
 # --- C: kill -9 after such calls, a restart
 my $last = $node->safe_psql('postgres', q{SELECT max(id) FROM ids});
