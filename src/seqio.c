@@ -142,48 +142,61 @@ member(int i)
 }
 
 /*
+ * What the current transaction did to relid's file: nothing (XACT_FILE_OLD),
+ * made it with the relation, or gave it a new file that a rollback takes
+ * with the relation whole (XACT_FILE_WHOLE), or gave it a new file that a
+ * rollback takes back while the relation stays (XACT_FILE_REWRITTEN).
+ * ALTER SEQUENCE and TRUNCATE ... RESTART IDENTITY do the last to a
+ * sequence made before the subtransaction that changes it: what is
+ * written into the new file goes with it, and other sessions (pg_dump)
+ * read the old one meanwhile (docs/design.md, "A sequence altered in an
+ * open transaction").  Where every new file of it is as old as the
+ * relation itself (made and changed in one subtransaction), a rollback
+ * takes it whole.  The relcache forgets the latest change's
+ * subtransaction after a savepoint's rollback (rel.h): then it is taken
+ * for a change in an open savepoint.
+ */
+typedef enum XactFile
+{
+	XACT_FILE_OLD,
+	XACT_FILE_WHOLE,
+	XACT_FILE_REWRITTEN
+} XactFile;
+
+static XactFile
+xact_file(Oid relid)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	XactFile	result = XACT_FILE_OLD;
+
+	if (!RelationIsValid(rel))
+		return result;
+	if (rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != InvalidSubTransactionId &&
+		(rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != rel->rd_createSubid ||
+		 rel->SHARDID_RD_NEW_FILE_SUBID != rel->rd_createSubid))
+		result = XACT_FILE_REWRITTEN;
+	else if (rel->rd_createSubid != InvalidSubTransactionId ||
+			 rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != InvalidSubTransactionId)
+		result = XACT_FILE_WHOLE;
+	RelationClose(rel);
+	return result;
+}
+
+/*
  * Is a write to relid undone if the current transaction rolls back?  True
  * for a sequence created, or given a new file, in this transaction.
  */
 bool
 is_transactional(Oid relid)
 {
-	Relation	rel = RelationIdGetRelation(relid);
-	bool		result;
-
-	if (!RelationIsValid(rel))
-		return false;
-	result = rel->rd_createSubid != InvalidSubTransactionId ||
-		rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != InvalidSubTransactionId;
-	RelationClose(rel);
-	return result;
+	return xact_file(relid) != XACT_FILE_OLD;
 }
 
-/*
- * Did the current transaction give relid a new file that a rollback takes
- * back while the relation stays?  ALTER SEQUENCE and TRUNCATE ... RESTART
- * IDENTITY do, to a sequence made before the subtransaction that changes
- * it: what is written into the new file goes with it, and other sessions
- * (pg_dump) read the old one meanwhile (docs/design.md, "A sequence
- * altered in an open transaction").  Not so where every new file of it
- * is as old as the sequence itself (made and changed in one
- * subtransaction): a rollback takes it whole.  The relcache forgets the
- * latest change's subtransaction after a savepoint's rollback (rel.h):
- * then it is taken for a change in an open savepoint.
- */
+/* Is a write to relid undone by a rollback that leaves relid in place? */
 bool
 seq_rewritten_in_xact(Oid relid)
 {
-	Relation	rel = RelationIdGetRelation(relid);
-	bool		result;
-
-	if (!RelationIsValid(rel))
-		return false;
-	result = rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != InvalidSubTransactionId &&
-		(rel->SHARDID_RD_FIRST_NEW_FILE_SUBID != rel->rd_createSubid ||
-		 rel->SHARDID_RD_NEW_FILE_SUBID != rel->rd_createSubid);
-	RelationClose(rel);
-	return result;
+	return xact_file(relid) == XACT_FILE_REWRITTEN;
 }
 
 /* ----------------------------------------------------------------
